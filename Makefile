@@ -1,0 +1,29 @@
+# evalbayes: `make demo` sets everything up and runs the main job; `make test` runs the tests.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test test-fast lint bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/evalbayes demo
+
+test: $(STAMP)
+	$(VENV)/bin/pytest -n 2 --dist loadgroup -q
+
+test-fast: $(STAMP)
+	$(VENV)/bin/pytest -n 2 --dist loadgroup -q -m "not slow"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,691 @@
+"""Evaluation counts: ``EvalData``, the one input every estimator and model takes.
+
+The raw data of an evaluation are counts (ch. 17.1 of the seeds): for system ``s`` and task
+``t``, ``n[s, t]`` trials of which ``c[s, t]`` succeeded. ``EvalData`` holds them as an
+:class:`xarray.Dataset` with dims ``(system, task)`` and integer variables ``n`` and ``c``. A
+cell that was never run has ``n = 0`` (and ``c = 0``); estimators and models skip it. Task
+metadata (family, split, ...) and system metadata (model, harness, ...) are coordinates.
+
+Every builder validates its input and raises :class:`ValueError` naming the row and the rule
+that failed; nothing is silently dropped, clipped or coerced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+__all__ = ["EvalData", "PairedData"]
+
+_N_ALIASES = ("n", "trials")
+_C_ALIASES = ("c", "successes")
+_TASK_ALIASES = ("task", "task_id")
+_SUCCESS_TRUE = {"1", "true", "t", "yes", "y", "pass", "passed", "c", "correct"}
+_SUCCESS_FALSE = {"0", "false", "f", "no", "n", "fail", "failed", "i", "incorrect"}
+
+
+def _pick_column(df: pd.DataFrame, given: str | None, aliases: Sequence[str], role: str) -> str:
+    """Return the column for ``role``: the one given, else the first alias present."""
+    if given is not None:
+        if given not in df.columns:
+            raise ValueError(
+                f"unknown column {given!r} for {role}: the table has columns {list(df.columns)}"
+            )
+        return given
+    for alias in aliases:
+        if alias in df.columns:
+            return alias
+    raise ValueError(
+        f"no column for {role}: expected one of {list(aliases)} (or pass {role}=...), "
+        f"the table has columns {list(df.columns)}"
+    )
+
+
+def _row_label(df: pd.DataFrame, pos: int, system_col: str, task_col: str) -> str:
+    row = df.iloc[pos]
+    return f"row {pos} (system {row[system_col]!r}, task {row[task_col]!r})"
+
+
+def _as_count_array(
+    df: pd.DataFrame, col: str, system_col: str, task_col: str
+) -> np.ndarray:
+    """Validate one count column (no NaN, numeric, integral, non-negative) -> int64."""
+    values = df[col]
+    if values.dtype == bool:
+        return values.to_numpy(dtype=np.int64)
+    numeric = pd.to_numeric(values, errors="coerce")
+    bad_type = numeric.isna() & values.notna()
+    if bad_type.any():
+        pos = int(np.flatnonzero(bad_type.to_numpy())[0])
+        raise ValueError(
+            f"{_row_label(df, pos, system_col, task_col)}: {col}={values.iloc[pos]!r} "
+            "is not a number"
+        )
+    if numeric.isna().any():
+        pos = int(np.flatnonzero(numeric.isna().to_numpy())[0])
+        raise ValueError(f"{_row_label(df, pos, system_col, task_col)}: {col} is missing (NaN)")
+    arr = numeric.to_numpy(dtype=np.float64)
+    frac = arr != np.round(arr)
+    if frac.any():
+        pos = int(np.flatnonzero(frac)[0])
+        raise ValueError(
+            f"{_row_label(df, pos, system_col, task_col)}: {col}={arr[pos]!r} is not an integer"
+        )
+    neg = arr < 0
+    if neg.any():
+        pos = int(np.flatnonzero(neg)[0])
+        raise ValueError(
+            f"{_row_label(df, pos, system_col, task_col)}: {col}={int(arr[pos])} is negative"
+        )
+    return arr.astype(np.int64)
+
+
+def _check_labels(df: pd.DataFrame, col: str, system_col: str, task_col: str) -> None:
+    missing = df[col].isna()
+    if missing.any():
+        pos = int(np.flatnonzero(missing.to_numpy())[0])
+        raise ValueError(f"row {pos}: {col} label is missing (NaN)")
+    del system_col, task_col
+
+
+def _split_metadata(
+    df: pd.DataFrame,
+    extra: Sequence[str],
+    system_col: str,
+    task_col: str,
+    task_coords: Sequence[str] | None,
+    system_coords: Sequence[str] | None,
+) -> tuple[dict[str, pd.Series], dict[str, pd.Series]]:
+    """Sort extra columns into task-level and system-level coordinates.
+
+    A column named in ``task_coords`` (``system_coords``) must be constant within each task
+    (system). Undeclared extra columns are classified automatically: constant within tasks ->
+    task coordinate, else constant within systems -> system coordinate, else an error that
+    names the column (pass ``extra="ignore"`` to leave such columns out explicitly).
+    """
+    task_meta: dict[str, pd.Series] = {}
+    system_meta: dict[str, pd.Series] = {}
+
+    def per_group(col: str, key: str) -> pd.Series | None:
+        grouped = df.groupby(key, sort=False)[col]
+        if (grouped.nunique(dropna=False) <= 1).all():
+            return grouped.first()
+        return None
+
+    declared_task = list(task_coords or [])
+    declared_system = list(system_coords or [])
+    for col in declared_task + declared_system:
+        if col not in df.columns:
+            raise ValueError(f"unknown column {col!r}: the table has columns {list(df.columns)}")
+    for col in declared_task:
+        series = per_group(col, task_col)
+        if series is None:
+            raise ValueError(f"task coordinate {col!r} varies within a task")
+        task_meta[col] = series
+    for col in declared_system:
+        series = per_group(col, system_col)
+        if series is None:
+            raise ValueError(f"system coordinate {col!r} varies within a system")
+        system_meta[col] = series
+    for col in extra:
+        if col in task_meta or col in system_meta:
+            continue
+        series = per_group(col, task_col)
+        if series is not None:
+            task_meta[col] = series
+            continue
+        series = per_group(col, system_col)
+        if series is not None:
+            system_meta[col] = series
+            continue
+        raise ValueError(
+            f"column {col!r} varies within both tasks and systems, so it is neither task nor "
+            "system metadata; filter the table first (e.g. one experiment or harness at a "
+            "time) or pass extra='ignore' to leave it out"
+        )
+    return task_meta, system_meta
+
+
+@dataclass(frozen=True)
+class PairedData:
+    """Two systems aligned on the tasks both ran (``n > 0`` for both).
+
+    Attributes
+    ----------
+    baseline, system : str
+        The two systems; differences are ``system - baseline`` (B - A).
+    tasks : tuple of str
+        Shared tasks, in data order.
+    n_a, c_a, n_b, c_b : numpy.ndarray
+        Counts of the baseline (A) and the other system (B) on the shared tasks.
+    dropped : tuple of str
+        Tasks that only one of the two systems ran (left out of every paired statistic).
+    """
+
+    baseline: str
+    system: str
+    tasks: tuple[str, ...]
+    n_a: np.ndarray
+    c_a: np.ndarray
+    n_b: np.ndarray
+    c_b: np.ndarray
+    dropped: tuple[str, ...]
+
+    @property
+    def rates_a(self) -> np.ndarray:
+        """Per-task pass rate ``c/n`` of the baseline."""
+        return self.c_a / self.n_a
+
+    @property
+    def rates_b(self) -> np.ndarray:
+        """Per-task pass rate ``c/n`` of the other system."""
+        return self.c_b / self.n_b
+
+    @property
+    def differences(self) -> np.ndarray:
+        """Per-task differences of pass rates, B - A."""
+        return self.rates_b - self.rates_a
+
+
+@dataclass(frozen=True, eq=False)
+class EvalData:
+    """Per-task success counts of one or more systems.
+
+    Parameters
+    ----------
+    dataset : xarray.Dataset
+        Dims ``(system, task)``, integer variables ``n`` (trials) and ``c`` (successes),
+        ``0 <= c <= n``; ``n = 0`` marks a cell that was not run. Use the builders
+        (:meth:`from_frame`, :meth:`from_trials`, :meth:`from_arrays`) rather than building
+        the dataset by hand; the constructor validates it either way.
+    """
+
+    dataset: xr.Dataset
+
+    def __post_init__(self) -> None:
+        _validate_dataset(self.dataset)
+
+    # ------------------------------------------------------------------ builders
+    @classmethod
+    def from_frame(
+        cls,
+        df: pd.DataFrame,
+        *,
+        system: str = "system",
+        task: str | None = None,
+        n: str | None = None,
+        c: str | None = None,
+        task_coords: Sequence[str] | None = None,
+        system_coords: Sequence[str] | None = None,
+        extra: Literal["coords", "ignore"] = "coords",
+        fill_missing: bool = True,
+    ) -> EvalData:
+        """Build from a tidy counts table, one row per (system, task).
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            Columns for the system, the task, trials and successes. Default names are
+            ``system``; ``task`` or ``task_id``; ``n`` or ``trials``; ``c`` or ``successes``.
+        system, task, n, c : str, optional
+            Column names, overriding the defaults.
+        task_coords, system_coords : sequence of str, optional
+            Metadata columns to keep as task / system coordinates. Each must be constant
+            within its task (system).
+        extra : {"coords", "ignore"}
+            What to do with the remaining columns. ``"coords"`` (default) keeps each as a
+            task coordinate when constant within tasks, else as a system coordinate when
+            constant within systems, else raises. ``"ignore"`` leaves them out.
+        fill_missing : bool
+            A (system, task) pair absent from the table becomes a missing cell (``n = 0``).
+            With ``False`` an absent pair raises instead.
+
+        Raises
+        ------
+        ValueError
+            Naming the row and the rule: empty table, unknown column, NaN label or count,
+            non-numeric, non-integer or negative count, ``c > n``, duplicate (system, task).
+        """
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        if len(df) == 0:
+            raise ValueError("empty table: no (system, task) rows")
+        system_col = _pick_column(df, system, ("system",), "system")
+        task_col = _pick_column(df, task, _TASK_ALIASES, "task")
+        n_col = _pick_column(df, n, _N_ALIASES, "n")
+        c_col = _pick_column(df, c, _C_ALIASES, "c")
+        df = df.reset_index(drop=True)
+        for col in (system_col, task_col):
+            _check_labels(df, col, system_col, task_col)
+        n_arr = _as_count_array(df, n_col, system_col, task_col)
+        c_arr = _as_count_array(df, c_col, system_col, task_col)
+        over = c_arr > n_arr
+        if over.any():
+            pos = int(np.flatnonzero(over)[0])
+            raise ValueError(
+                f"{_row_label(df, pos, system_col, task_col)}: c={c_arr[pos]} > n={n_arr[pos]} "
+                "(successes cannot exceed trials)"
+            )
+        systems_lab = df[system_col].astype(str)
+        tasks_lab = df[task_col].astype(str)
+        dup = pd.DataFrame({"s": systems_lab, "t": tasks_lab}).duplicated(keep=False)
+        if dup.any():
+            rows = np.flatnonzero(dup.to_numpy())
+            first = rows[0]
+            same = rows[
+                (systems_lab.iloc[rows] == systems_lab.iloc[first]).to_numpy()
+                & (tasks_lab.iloc[rows] == tasks_lab.iloc[first]).to_numpy()
+            ]
+            raise ValueError(
+                f"rows {', '.join(str(r) for r in same)}: duplicate (system, task) = "
+                f"({systems_lab.iloc[first]!r}, {tasks_lab.iloc[first]!r}); aggregate them "
+                "first or keep one"
+            )
+        work = df.assign(**{system_col: systems_lab, task_col: tasks_lab})
+        used = {system_col, task_col, n_col, c_col}
+        extra_cols = [col for col in df.columns if col not in used] if extra == "coords" else []
+        if extra not in ("coords", "ignore"):
+            raise ValueError(f"extra must be 'coords' or 'ignore', got {extra!r}")
+        task_meta, system_meta = _split_metadata(
+            work, extra_cols, system_col, task_col, task_coords, system_coords
+        )
+        systems = list(dict.fromkeys(systems_lab))
+        tasks = list(dict.fromkeys(tasks_lab))
+        s_idx = pd.Index(systems).get_indexer(systems_lab)
+        t_idx = pd.Index(tasks).get_indexer(tasks_lab)
+        n_mat = np.zeros((len(systems), len(tasks)), dtype=np.int64)
+        c_mat = np.zeros_like(n_mat)
+        n_mat[s_idx, t_idx] = n_arr
+        c_mat[s_idx, t_idx] = c_arr
+        if not fill_missing:
+            present = np.zeros(n_mat.shape, dtype=bool)
+            present[s_idx, t_idx] = True
+            if not present.all():
+                si, ti = np.argwhere(~present)[0]
+                raise ValueError(
+                    f"(system {systems[si]!r}, task {tasks[ti]!r}) has no row and "
+                    "fill_missing=False"
+                )
+        return cls.from_arrays(
+            n_mat,
+            c_mat,
+            systems=systems,
+            tasks=tasks,
+            task_coords={k: v.reindex(tasks).to_numpy() for k, v in task_meta.items()},
+            system_coords={k: v.reindex(systems).to_numpy() for k, v in system_meta.items()},
+        )
+
+    @classmethod
+    def from_trials(
+        cls,
+        df: pd.DataFrame,
+        *,
+        system: str = "system",
+        task: str | None = None,
+        success: str = "success",
+        missing: Literal["error", "failure"] = "error",
+        task_coords: Sequence[str] | None = None,
+        system_coords: Sequence[str] | None = None,
+        extra: Literal["coords", "ignore"] = "ignore",
+    ) -> EvalData:
+        """Build from a trial-level table, one row per attempt.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            Columns for the system, the task and the outcome of the attempt.
+        success : str
+            Outcome column: booleans, 0/1, or the strings true/false, pass/fail, yes/no,
+            C/I (inspect_ai codes). Any other value raises.
+        missing : {"error", "failure"}
+            A missing outcome (NaN/None, e.g. an errored trial) raises by default;
+            ``"failure"`` counts it as a failed trial, explicitly.
+        task_coords, system_coords : sequence of str, optional
+            Metadata columns to keep (constant within task / system).
+        extra : {"ignore", "coords"}
+            Trial tables usually carry per-trial columns (timestamps, tokens), so the default
+            leaves undeclared columns out; ``"coords"`` classifies them as in
+            :meth:`from_frame`.
+
+        Raises
+        ------
+        ValueError
+            Empty table, unknown column, NaN label, unreadable or missing outcome.
+        """
+        if len(df) == 0:
+            raise ValueError("empty table: no trials")
+        system_col = _pick_column(df, system, ("system",), "system")
+        task_col = _pick_column(df, task, _TASK_ALIASES, "task")
+        success_col = _pick_column(df, success, ("success",), "success")
+        df = df.reset_index(drop=True)
+        for col in (system_col, task_col):
+            _check_labels(df, col, system_col, task_col)
+        outcome = _parse_success(df, success_col, system_col, task_col, missing)
+        work = pd.DataFrame(
+            {
+                "system": df[system_col].astype(str),
+                "task": df[task_col].astype(str),
+                "c": outcome,
+            }
+        )
+        keep = list(dict.fromkeys([*(task_coords or []), *(system_coords or [])]))
+        if extra == "coords":
+            keep += [
+                col
+                for col in df.columns
+                if col not in {system_col, task_col, success_col} and col not in keep
+            ]
+        for col in keep:
+            if col not in df.columns:
+                raise ValueError(
+                    f"unknown column {col!r}: the table has columns {list(df.columns)}"
+                )
+            work[col] = df[col]
+        grouped = work.groupby(["system", "task"], sort=False)
+        counts = grouped["c"].agg(["size", "sum"]).rename(columns={"size": "n", "sum": "c"})
+        counts = counts.reset_index()
+        if keep:
+            meta = grouped[keep].first().reset_index(drop=True)
+            varying = [col for col in keep if (grouped[col].nunique(dropna=False) > 1).any()]
+            if varying:
+                raise ValueError(
+                    f"column {varying[0]!r} varies between trials of one (system, task); "
+                    "it cannot be a task or system coordinate"
+                )
+            counts = pd.concat([counts, meta], axis=1)
+        return cls.from_frame(
+            counts,
+            system="system",
+            task="task",
+            n="n",
+            c="c",
+            task_coords=task_coords,
+            system_coords=system_coords,
+            extra="coords",
+        )
+
+    @classmethod
+    def from_arrays(
+        cls,
+        n: Any,
+        c: Any,
+        *,
+        systems: Sequence[Hashable] | None = None,
+        tasks: Sequence[Hashable] | None = None,
+        task_coords: Mapping[str, Any] | None = None,
+        system_coords: Mapping[str, Any] | None = None,
+    ) -> EvalData:
+        """Build from 2-D arrays ``n[system, task]`` and ``c[system, task]``.
+
+        1-D arrays are taken as one system. Names default to ``system_0, ...`` and
+        ``task_0, ...``. Values must be integral, ``0 <= c <= n``.
+        """
+        n_arr = np.asarray(n)
+        c_arr = np.asarray(c)
+        if n_arr.ndim == 1:
+            n_arr = n_arr[None, :]
+        if c_arr.ndim == 1:
+            c_arr = c_arr[None, :]
+        if n_arr.shape != c_arr.shape or n_arr.ndim != 2:
+            raise ValueError(
+                f"n and c must be 2-D arrays of one shape (system, task), got {n_arr.shape} "
+                f"and {c_arr.shape}"
+            )
+        n_int = _integral_array(n_arr, "n")
+        c_int = _integral_array(c_arr, "c")
+        n_sys, n_task = n_int.shape
+        systems = [f"system_{i}" for i in range(n_sys)] if systems is None else list(systems)
+        tasks = [f"task_{j}" for j in range(n_task)] if tasks is None else list(tasks)
+        coords: dict[str, Any] = {
+            "system": np.asarray([str(s) for s in systems], dtype=object),
+            "task": np.asarray([str(t) for t in tasks], dtype=object),
+        }
+        for name, values in (task_coords or {}).items():
+            coords[name] = ("task", np.asarray(values))
+        for name, values in (system_coords or {}).items():
+            coords[name] = ("system", np.asarray(values))
+        ds = xr.Dataset(
+            {"n": (("system", "task"), n_int), "c": (("system", "task"), c_int)}, coords=coords
+        )
+        return cls(ds)
+
+    @classmethod
+    def from_dataset(cls, ds: xr.Dataset) -> EvalData:
+        """Wrap (and validate) an existing dataset with dims ``(system, task)``."""
+        return cls(ds)
+
+    # ------------------------------------------------------------------ access
+    @property
+    def n(self) -> xr.DataArray:
+        """Trials per cell, dims ``(system, task)``; 0 where the cell was not run."""
+        return self.dataset["n"]
+
+    @property
+    def c(self) -> xr.DataArray:
+        """Successes per cell, dims ``(system, task)``."""
+        return self.dataset["c"]
+
+    @property
+    def systems(self) -> list[str]:
+        """System names in data order."""
+        return [str(s) for s in self.dataset["system"].values]
+
+    @property
+    def tasks(self) -> list[str]:
+        """Task names in data order."""
+        return [str(t) for t in self.dataset["task"].values]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(number of systems, number of tasks)``."""
+        return int(self.dataset.sizes["system"]), int(self.dataset.sizes["task"])
+
+    @property
+    def observed(self) -> xr.DataArray:
+        """Boolean mask of cells that were run (``n > 0``)."""
+        return self.n > 0
+
+    @property
+    def rates(self) -> xr.DataArray:
+        """Per-cell pass rate ``c / n``; NaN where the cell was not run."""
+        return (self.c / self.n.where(self.n > 0)).rename("rate")
+
+    @property
+    def task_coords(self) -> dict[str, np.ndarray]:
+        """Task-level coordinates other than the task name."""
+        return {
+            name: coord.values
+            for name, coord in self.dataset.coords.items()
+            if coord.dims == ("task",) and name != "task"
+        }
+
+    @property
+    def system_coords(self) -> dict[str, np.ndarray]:
+        """System-level coordinates other than the system name."""
+        return {
+            name: coord.values
+            for name, coord in self.dataset.coords.items()
+            if coord.dims == ("system",) and name != "system"
+        }
+
+    def __repr__(self) -> str:
+        n_sys, n_task = self.shape
+        missing = int((~self.observed).sum())
+        trials = int(self.n.sum())
+        return (
+            f"EvalData({n_sys} systems x {n_task} tasks, {trials} trials, "
+            f"{missing} missing cells)"
+        )
+
+    def equals(self, other: EvalData) -> bool:
+        """True when counts, names and coordinates are identical."""
+        return isinstance(other, EvalData) and self.dataset.identical(other.dataset)
+
+    # ------------------------------------------------------------------ views
+    def to_frame(self, *, include_missing: bool = False) -> pd.DataFrame:
+        """Tidy table ``system, task, n, c`` plus coordinate columns, one row per cell.
+
+        Missing cells (``n = 0``) are left out unless ``include_missing=True``.
+        """
+        frame = self.dataset[["n", "c"]].to_dataframe().reset_index()
+        if not include_missing:
+            frame = frame[frame["n"] > 0].reset_index(drop=True)
+        cols = ["system", "task", "n", "c"]
+        rest = [col for col in frame.columns if col not in cols]
+        return frame[cols + rest]
+
+    def subset(
+        self,
+        systems: Iterable[str] | str | None = None,
+        tasks: Iterable[str] | str | None = None,
+        **coords: Any,
+    ) -> EvalData:
+        """Select systems, tasks, or tasks by a coordinate value (e.g. ``split="test"``).
+
+        Unknown names raise :class:`ValueError`; an empty result raises too.
+        """
+        ds = self.dataset
+        if systems is not None:
+            wanted = [systems] if isinstance(systems, str) else list(systems)
+            unknown = [s for s in wanted if s not in self.systems]
+            if unknown:
+                raise ValueError(f"unknown systems {unknown}; known: {self.systems}")
+            ds = ds.sel(system=wanted)
+        if tasks is not None:
+            wanted = [tasks] if isinstance(tasks, str) else list(tasks)
+            unknown = [t for t in wanted if t not in self.tasks]
+            if unknown:
+                raise ValueError(f"unknown tasks {unknown[:5]}; {len(unknown)} not in the data")
+            ds = ds.sel(task=wanted)
+        for name, value in coords.items():
+            if name not in ds.coords:
+                raise ValueError(f"unknown coordinate {name!r}; known: {list(ds.coords)}")
+            dim = ds.coords[name].dims[0]
+            values = [value] if np.isscalar(value) else list(value)
+            ds = ds.isel({dim: np.isin(ds.coords[name].values, values)})
+        if ds.sizes["system"] == 0 or ds.sizes["task"] == 0:
+            raise ValueError("the selection is empty")
+        return EvalData(ds)
+
+    def paired(self, a: str, b: str) -> PairedData:
+        """Align systems ``a`` (baseline) and ``b`` on the tasks both ran.
+
+        Tasks that only one of them ran are reported in ``PairedData.dropped``.
+        """
+        for name in (a, b):
+            if name not in self.systems:
+                raise ValueError(f"unknown system {name!r}; known: {self.systems}")
+        if a == b:
+            raise ValueError(f"a paired comparison needs two systems, got {a!r} twice")
+        n_a = self.n.sel(system=a).values
+        n_b = self.n.sel(system=b).values
+        both = (n_a > 0) & (n_b > 0)
+        either = (n_a > 0) | (n_b > 0)
+        tasks = np.asarray(self.tasks, dtype=object)
+        if not both.any():
+            raise ValueError(f"systems {a!r} and {b!r} share no task")
+        return PairedData(
+            baseline=a,
+            system=b,
+            tasks=tuple(tasks[both]),
+            n_a=n_a[both],
+            c_a=self.c.sel(system=a).values[both],
+            n_b=n_b[both],
+            c_b=self.c.sel(system=b).values[both],
+            dropped=tuple(tasks[either & ~both]),
+        )
+
+
+def _integral_array(arr: np.ndarray, name: str) -> np.ndarray:
+    if arr.dtype == bool:
+        return arr.astype(np.int64)
+    if not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    as_float = arr.astype(np.float64)
+    if np.isnan(as_float).any():
+        idx = tuple(int(i) for i in np.argwhere(np.isnan(as_float))[0])
+        raise ValueError(f"{name}{list(idx)} is NaN")
+    if (as_float != np.round(as_float)).any():
+        idx = tuple(int(i) for i in np.argwhere(as_float != np.round(as_float))[0])
+        raise ValueError(f"{name}{list(idx)}={as_float[idx]} is not an integer")
+    return as_float.astype(np.int64)
+
+
+def _validate_dataset(ds: xr.Dataset) -> None:
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"expected an xarray.Dataset, got {type(ds).__name__}")
+    for var in ("n", "c"):
+        if var not in ds:
+            raise ValueError(f"dataset has no variable {var!r}")
+        if ds[var].dims != ("system", "task"):
+            raise ValueError(f"{var} must have dims ('system', 'task'), got {ds[var].dims}")
+        if not np.issubdtype(ds[var].dtype, np.integer):
+            raise ValueError(f"{var} must be an integer array, got dtype {ds[var].dtype}")
+    if ds.sizes["system"] == 0 or ds.sizes["task"] == 0:
+        raise ValueError("empty data: no systems or no tasks")
+    n = ds["n"].values
+    c = ds["c"].values
+    systems = ds["system"].values
+    tasks = ds["task"].values
+    for arr, name in ((n, "n"), (c, "c")):
+        if (arr < 0).any():
+            si, ti = np.argwhere(arr < 0)[0]
+            raise ValueError(
+                f"cell (system {systems[si]!r}, task {tasks[ti]!r}): {name}={arr[si, ti]} "
+                "is negative"
+            )
+    if (c > n).any():
+        si, ti = np.argwhere(c > n)[0]
+        raise ValueError(
+            f"cell (system {systems[si]!r}, task {tasks[ti]!r}): c={c[si, ti]} > n={n[si, ti]}"
+        )
+    for dim, labels in (("system", systems), ("task", tasks)):
+        seen = pd.Index(labels)
+        if seen.has_duplicates:
+            raise ValueError(f"duplicate {dim} label {seen[seen.duplicated()][0]!r}")
+    if not (n > 0).any():
+        raise ValueError("empty data: every cell has n = 0")
+
+
+def _parse_success(
+    df: pd.DataFrame, col: str, system_col: str, task_col: str, missing: str
+) -> np.ndarray:
+    """Outcome column -> int array of 0/1, raising on anything unreadable."""
+    if missing not in ("error", "failure"):
+        raise ValueError(f"missing must be 'error' or 'failure', got {missing!r}")
+    values = df[col]
+    out = np.zeros(len(values), dtype=np.int64)
+    isna = values.isna().to_numpy()
+    if isna.any() and missing == "error":
+        pos = int(np.flatnonzero(isna)[0])
+        raise ValueError(
+            f"{_row_label(df, pos, system_col, task_col)}: {col} is missing; pass "
+            "missing='failure' to count missing outcomes as failures"
+        )
+    present = values[~isna]
+    if present.dtype == bool:
+        out[~isna] = present.to_numpy(dtype=np.int64)
+        return out
+    numeric = pd.to_numeric(present, errors="coerce")
+    if numeric.notna().all():
+        ok = numeric.isin([0, 1]).to_numpy()
+        parsed = numeric.to_numpy(dtype=np.float64)
+    else:
+        text = present.astype(str).str.strip().str.lower()
+        parsed = np.full(len(text), np.nan)
+        parsed[text.isin(_SUCCESS_TRUE).to_numpy()] = 1.0
+        parsed[text.isin(_SUCCESS_FALSE).to_numpy()] = 0.0
+        ok = ~np.isnan(parsed)
+    if not ok.all():
+        pos = int(np.flatnonzero(~isna)[np.flatnonzero(~ok)[0]])
+        raise ValueError(
+            f"{_row_label(df, pos, system_col, task_col)}: {col}={values.iloc[pos]!r} is not a "
+            "success indicator (true/false, 1/0, pass/fail, C/I)"
+        )
+    out[~isna] = parsed.astype(np.int64)
+    return out

@@ -1,0 +1,129 @@
+"""Closed-form pass@k and pass^k of a success probability and of Beta distributions.
+
+Pure NumPy/SciPy: the bottom layer that the posterior summaries are built on.
+
+For a task with success probability ``p``, ``k`` independent attempts give
+
+* pass@k  = 1 - (1 - p)^k   (at least one success; ch. 17.2 of seed 000),
+* pass^k  = p^k             (all k succeed; tau-bench, seed 001 "Pass rates").
+
+When ``p ~ Beta(a, b)`` the expectations have closed forms (seed DESIGN.md, "Models" 1)::
+
+    E[1 - (1 - p)^k] = 1 - B(a, b + k) / B(a, b)
+    E[p^k]           =     B(a + k, b) / B(a, b)
+
+They hold for any positive k, also k larger than the number of observed trials. The ratio of
+Beta functions is computed on the log scale (``scipy.special.betaln``) and ``1 - exp(x)`` with
+``expm1`` so that values close to 1 keep their precision.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import betaln
+
+__all__ = [
+    "METRICS",
+    "Metric",
+    "beta_curve",
+    "beta_pass_at_k",
+    "beta_pass_hat_k",
+    "check_k",
+    "prob_curve",
+    "prob_pass_at_k",
+    "prob_pass_hat_k",
+]
+
+Metric = Literal["pass@k", "pass^k"]
+METRICS: tuple[str, ...] = ("pass@k", "pass^k")
+
+
+def check_k(k: ArrayLike) -> NDArray[np.float64]:
+    """Validate ``k`` (a positive number or a 1-D sequence of them) -> 1-D float array."""
+    arr = np.atleast_1d(np.asarray(k, dtype=np.float64))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"k must be a positive number or a 1-D sequence of them, got {k!r}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"k must be positive and finite, got {arr.tolist()}")
+    return arr
+
+
+def check_metric(metric: str) -> Metric:
+    """Return ``metric`` if it is ``"pass@k"`` or ``"pass^k"``, else raise."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    return metric  # type: ignore[return-value]
+
+
+def beta_pass_at_k(a: ArrayLike, b: ArrayLike, k: ArrayLike) -> NDArray[np.float64]:
+    """Expected pass@k of ``p ~ Beta(a, b)``: ``1 - B(a, b + k) / B(a, b)``.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Positive Beta parameters (broadcast together).
+    k : float or 1-D array_like
+        Number of attempts; any positive value. A 1-D ``k`` becomes the last axis.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``broadcast(a, b).shape + (len(k),)``.
+    """
+    a_arr, b_arr, ks = _broadcast_ab(a, b, k)
+    return -np.expm1(betaln(a_arr, b_arr + ks) - betaln(a_arr, b_arr))
+
+
+def beta_pass_hat_k(a: ArrayLike, b: ArrayLike, k: ArrayLike) -> NDArray[np.float64]:
+    """Expected pass^k of ``p ~ Beta(a, b)``: ``B(a + k, b) / B(a, b)``.
+
+    Same shapes as :func:`beta_pass_at_k`.
+    """
+    a_arr, b_arr, ks = _broadcast_ab(a, b, k)
+    return np.exp(betaln(a_arr + ks, b_arr) - betaln(a_arr, b_arr))
+
+
+def beta_curve(a: ArrayLike, b: ArrayLike, k: ArrayLike, metric: Metric) -> NDArray[np.float64]:
+    """Dispatch to :func:`beta_pass_at_k` or :func:`beta_pass_hat_k` by ``metric``."""
+    if check_metric(metric) == "pass@k":
+        return beta_pass_at_k(a, b, k)
+    return beta_pass_hat_k(a, b, k)
+
+
+def prob_pass_at_k(p: ArrayLike, k: ArrayLike) -> NDArray[np.float64]:
+    """pass@k of a known success probability: ``1 - (1 - p)^k`` (k as the last axis)."""
+    p_arr, ks = _broadcast_p(p, k)
+    with np.errstate(divide="ignore"):
+        return -np.expm1(ks * np.log1p(-p_arr))
+
+
+def prob_pass_hat_k(p: ArrayLike, k: ArrayLike) -> NDArray[np.float64]:
+    """pass^k of a known success probability: ``p^k`` (k as the last axis)."""
+    p_arr, ks = _broadcast_p(p, k)
+    return p_arr**ks
+
+
+def prob_curve(p: ArrayLike, k: ArrayLike, metric: Metric) -> NDArray[np.float64]:
+    """Dispatch to :func:`prob_pass_at_k` or :func:`prob_pass_hat_k` by ``metric``."""
+    if check_metric(metric) == "pass@k":
+        return prob_pass_at_k(p, k)
+    return prob_pass_hat_k(p, k)
+
+
+def _broadcast_ab(
+    a: ArrayLike, b: ArrayLike, k: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    a_arr, b_arr = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    if np.any(~(a_arr > 0)) or np.any(~(b_arr > 0)):
+        raise ValueError("Beta parameters a and b must be positive")
+    return a_arr[..., None], b_arr[..., None], check_k(k)
+
+
+def _broadcast_p(p: ArrayLike, k: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    p_arr = np.asarray(p, dtype=np.float64)
+    if np.any(~((p_arr >= 0) & (p_arr <= 1))):
+        raise ValueError("success probabilities must lie in [0, 1]")
+    return p_arr[..., None], check_k(k)

@@ -1,0 +1,68 @@
+"""Model registry: ``get_model(name)`` maps a name (as in ``models/*.toml``) to its class."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from evalbayes.models.base import METHODS, Model, SamplerConfig
+
+__all__ = [
+    "METHODS",
+    "BetaBinomialModel",
+    "IRTModel",
+    "Model",
+    "SamplerConfig",
+    "get_model",
+    "model_from_config",
+    "model_names",
+]
+
+# name -> (module, class, fixed settings)
+_REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "beta-binomial": ("evalbayes.models.beta_binomial", "BetaBinomialModel", {}),
+    "irt-1pl": ("evalbayes.models.irt", "IRTModel", {"kind": "1pl"}),
+    "irt-2pl": ("evalbayes.models.irt", "IRTModel", {"kind": "2pl"}),
+    "irt-3pl": ("evalbayes.models.irt", "IRTModel", {"kind": "3pl"}),
+}
+
+
+def model_names() -> list[str]:
+    """Names accepted by :func:`get_model` and the CLI's ``--model``."""
+    return list(_REGISTRY)
+
+
+def get_model(name: str, **settings: Any) -> Model:
+    """A model instance by registry name, e.g. ``get_model("irt-2pl")``."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown model {name!r}; known: {model_names()}")
+    module, cls_name, fixed = _REGISTRY[name]
+    cls = getattr(importlib.import_module(module), cls_name)
+    return cls(**{**fixed, **settings})
+
+
+def model_from_config(config: dict[str, Any]) -> Model:
+    """Rebuild a model from its ``to_config()`` dict (or a TOML spec with a ``model`` key)."""
+    if "model" not in config:
+        raise ValueError("a model config needs a 'model' key, e.g. model = 'beta-binomial'")
+    name = config["model"]
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown model {name!r}; known: {model_names()}")
+    module, cls_name, fixed = _REGISTRY[name]
+    cls = getattr(importlib.import_module(module), cls_name)
+    for key, value in fixed.items():
+        if key in config and config[key] != value:
+            raise ValueError(f"model {name!r} has {key}={value!r}, the config says {config[key]!r}")
+    return cls.from_config({**config, **fixed, "model": cls.name})
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BetaBinomialModel":
+        from evalbayes.models.beta_binomial import BetaBinomialModel
+
+        return BetaBinomialModel
+    if name == "IRTModel":
+        from evalbayes.models.irt import IRTModel
+
+        return IRTModel
+    raise AttributeError(f"module 'evalbayes.models' has no attribute {name!r}")

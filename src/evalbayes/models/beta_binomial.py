@@ -1,0 +1,464 @@
+"""Beta-Binomial hierarchy of per-task success rates.
+
+For system ``s`` and task ``t`` (seed 000 ch. 17.3: tasks drawn from a population)::
+
+    p[s, t] ~ Beta(mu[s] * kappa[s], (1 - mu[s]) * kappa[s])
+    c[s, t] ~ Binomial(n[s, t], p[s, t])
+
+``mu[s]`` is the mean success rate over the population of tasks, ``kappa[s]`` the
+concentration (``kappa < 2`` allows U-shaped task distributions, common in agent benchmarks:
+most tasks nearly always or nearly never solved).
+
+The model is sampled *collapsed*: ``p`` is integrated out, so the likelihood of a cell is
+``BetaBinomial(c | n, mu kappa, (1 - mu) kappa)``, and identical ``(n, c)`` cells of a system
+are aggregated into weights, so one gradient costs O(unique cells) whatever the number of
+tasks. The latent rates are recovered exactly afterwards from their conjugate posterior,
+``p[s, t] | mu, kappa, data ~ Beta(mu kappa + c, (1 - mu) kappa + n - c)``, and pass@k /
+pass^k are computed per draw in closed form (Rao-Blackwellised, :mod:`evalbayes.metrics`).
+
+Pooling
+-------
+``"partial"`` (default)
+    The hierarchy above.
+``"none"``
+    Independent ``p[s, t] ~ Beta(a0, b0)`` per task (default Beta(1, 1)): the analytic
+    per-question posterior of "Don't Pass@k" (Hariri et al., cited in seed 001). Only the
+    ``"tasks"`` estimand exists: there is no model of new tasks.
+``"complete"``
+    One ``p[s] ~ Beta(a0, b0)`` per system shared by all its tasks (every trial exchangeable:
+    the episode-level view that ch. 17.3 shows is too narrow for the population).
+
+Priors (``pooling="partial"``)
+------------------------------
+``hyperprior="independent"`` (default): per system ``mu ~ Beta(1, 1)`` and
+``log kappa ~ Normal(1, 1.5)``. The prior on ``log kappa`` puts 16 % of its mass below
+``kappa = 0.6`` (U-shaped populations) and 10 % above ``kappa = 18`` (tight ones); it was chosen
+by the frequentist calibration study in ``benchmarks/calibration_beta_binomial.py``
+(results in ``benchmarks/README.md``).
+
+``hyperprior="shared"``: systems borrow strength, ``logit mu[s] ~ Normal(m_mu, s_mu)`` and
+``log kappa[s] ~ Normal(m_k, s_k)`` (non-centred) with ``m_mu ~ Normal(0, 1.5)``,
+``s_mu ~ HalfNormal(1)``, ``m_k ~ Normal(log_kappa_prior)``, ``s_k ~ HalfNormal(1)``.
+Useful with many systems on few tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import xarray as xr
+from scipy.special import betaln, gammaln
+
+from evalbayes.data import EvalData
+from evalbayes.metrics import beta_curve, prob_curve
+from evalbayes.models.base import Model, SamplerConfig, config_hash, run_inference
+
+__all__ = ["BetaBinomialModel"]
+
+Pooling = Literal["partial", "none", "complete"]
+Hyperprior = Literal["independent", "shared"]
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """Unique (system, n, c) cells of observed data with their multiplicities."""
+
+    system: np.ndarray  # system index per unique cell
+    n: np.ndarray
+    c: np.ndarray
+    weight: np.ndarray  # number of tasks with this (system, n, c)
+    task_cell: np.ndarray  # (system, task) -> index into the unique cells, -1 if missing
+
+
+def _unique_cells(data: EvalData) -> _Cells:
+    n = data.n.values
+    c = data.c.values
+    n_sys, n_task = n.shape
+    sys_idx = np.repeat(np.arange(n_sys), n_task)
+    flat_n, flat_c = n.ravel(), c.ravel()
+    observed = flat_n > 0
+    keys = np.stack([sys_idx[observed], flat_n[observed], flat_c[observed]], axis=1)
+    uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    task_cell = np.full(n_sys * n_task, -1, dtype=np.int64)
+    task_cell[observed] = inverse.ravel()
+    return _Cells(
+        system=uniq[:, 0],
+        n=uniq[:, 1],
+        c=uniq[:, 2],
+        weight=counts.astype(np.float64),
+        task_cell=task_cell.reshape(n_sys, n_task),
+    )
+
+
+def _bucket(size: int) -> int:
+    """Padded length for compiled-model reuse: the next power of two, at least 16."""
+    return max(16, 1 << (int(size) - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class BetaBinomialModel(Model):
+    """Beta-Binomial hierarchy over tasks, sampled collapsed (see module docstring).
+
+    Parameters
+    ----------
+    pooling : {"partial", "none", "complete"}
+        Hierarchy over tasks (default), independent tasks, or one rate per system.
+    hyperprior : {"independent", "shared"}
+        Whether systems' ``mu`` and ``kappa`` have fixed priors (default) or a shared
+        hierarchical prior. Only for ``pooling="partial"``.
+    mu_prior : (float, float)
+        Beta prior of ``mu`` (independent hyperprior). Default Beta(1, 1).
+    log_kappa_prior : (float, float)
+        Normal(mean, sd) prior of ``log kappa``. Default Normal(1, 1.5).
+    task_prior : (float, float)
+        Beta(a0, b0) prior of each rate for ``pooling="none"`` / ``"complete"``.
+    """
+
+    name: ClassVar[str] = "beta-binomial"
+
+    pooling: Pooling = "partial"
+    hyperprior: Hyperprior = "independent"
+    mu_prior: tuple[float, float] = (1.0, 1.0)
+    log_kappa_prior: tuple[float, float] = (1.0, 1.5)
+    task_prior: tuple[float, float] = (1.0, 1.0)
+
+    def __post_init__(self) -> None:
+        if self.pooling not in ("partial", "none", "complete"):
+            raise ValueError(
+                f"pooling must be 'partial', 'none' or 'complete', got {self.pooling!r}"
+            )
+        if self.hyperprior not in ("independent", "shared"):
+            raise ValueError(
+                f"hyperprior must be 'independent' or 'shared', got {self.hyperprior!r}"
+            )
+        for label, pair in (("mu_prior", self.mu_prior), ("task_prior", self.task_prior)):
+            if len(pair) != 2 or min(pair) <= 0:
+                raise ValueError(f"{label} must be two positive numbers, got {pair!r}")
+        if len(self.log_kappa_prior) != 2 or self.log_kappa_prior[1] <= 0:
+            raise ValueError(f"log_kappa_prior must be (mean, sd > 0), got {self.log_kappa_prior}")
+
+    # ------------------------------------------------------------------ inference
+    @property
+    def needs_mcmc(self) -> bool:
+        return self.pooling == "partial"
+
+    def estimands(self) -> tuple[str, ...]:
+        return ("tasks",) if self.pooling == "none" else ("tasks", "population")
+
+    def _fit(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        if self.pooling == "partial":
+            return self._fit_partial(data, sampler)
+        return self._fit_conjugate(data, sampler)
+
+    def _fit_conjugate(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        """Exact posterior draws for ``pooling="none"`` and ``"complete"``."""
+        rng = np.random.default_rng(sampler.seed)
+        a0, b0 = self.task_prior
+        shape = (sampler.chains, sampler.draws)
+        n, c = data.n.values, data.c.values
+        coords = {"chain": np.arange(shape[0]), "draw": np.arange(shape[1])}
+        if self.pooling == "none":
+            p = rng.beta(a0 + c, b0 + n - c, size=(*shape, *n.shape))
+            da = xr.DataArray(
+                p,
+                dims=("chain", "draw", "system", "task"),
+                coords={**coords, "system": data.dataset["system"].values,
+                        "task": data.dataset["task"].values},
+            )
+        else:
+            ct, nt = c.sum(axis=1), n.sum(axis=1)
+            p = rng.beta(a0 + ct, b0 + nt - ct, size=(*shape, n.shape[0]))
+            da = xr.DataArray(
+                p,
+                dims=("chain", "draw", "system"),
+                coords={**coords, "system": data.dataset["system"].values},
+            )
+        return {"posterior": xr.Dataset({"p": da})}
+
+    def _build(self, n_systems: int, size: int, values: dict[str, np.ndarray]) -> Any:
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        coords = {"system": [f"s{i}" for i in range(n_systems)], "cell": np.arange(size)}
+        with pm.Model(coords=coords) as model:
+            cell_n = pm.Data("cell_n", values["cell_n"], dims="cell")
+            cell_c = pm.Data("cell_c", values["cell_c"], dims="cell")
+            cell_w = pm.Data("cell_w", values["cell_w"], dims="cell")
+            cell_s = pm.Data("cell_s", values["cell_s"], dims="cell")
+            k_mean, k_sd = self.log_kappa_prior
+            if self.hyperprior == "independent":
+                mu = pm.Beta("mu", *self.mu_prior, dims="system")
+                log_kappa = pm.Normal("log_kappa", k_mean, k_sd, dims="system")
+            else:
+                mu_loc = pm.Normal("mu_logit_loc", 0.0, 1.5)
+                mu_scale = pm.HalfNormal("mu_logit_scale", 1.0)
+                mu_z = pm.Normal("mu_logit_z", 0.0, 1.0, dims="system")
+                mu = pm.Deterministic(
+                    "mu", pm.math.invlogit(mu_loc + mu_scale * mu_z), dims="system"
+                )
+                k_loc = pm.Normal("log_kappa_loc", k_mean, k_sd)
+                k_scale = pm.HalfNormal("log_kappa_scale", 1.0)
+                k_z = pm.Normal("log_kappa_z", 0.0, 1.0, dims="system")
+                log_kappa = pm.Deterministic("log_kappa", k_loc + k_scale * k_z, dims="system")
+            kappa = pm.Deterministic("kappa", pt.exp(log_kappa), dims="system")
+            alpha = (mu * kappa)[cell_s]
+            beta = ((1.0 - mu) * kappa)[cell_s]
+            logp = pm.logp(pm.BetaBinomial.dist(n=cell_n, alpha=alpha, beta=beta), cell_c)
+            pm.Potential("loglik", (cell_w * logp).sum())
+        return model
+
+    def _fit_partial(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        cells = _unique_cells(data)
+        n_systems = len(data.systems)
+        size = _bucket(len(cells.n))
+        pad = size - len(cells.n)
+        values = {
+            "cell_n": np.concatenate([cells.n, np.zeros(pad, np.int64)]),
+            "cell_c": np.concatenate([cells.c, np.zeros(pad, np.int64)]),
+            "cell_w": np.concatenate([cells.weight, np.zeros(pad)]),
+            "cell_s": np.concatenate([cells.system, np.zeros(pad, np.int64)]),
+        }
+        key = (self.name, config_hash(self.to_config()), n_systems, size)
+        tree = run_inference(
+            lambda: self._build(n_systems, size, values), sampler, key, data_updates=values
+        )
+        keep = ["mu", "kappa", "log_kappa"]
+        if self.hyperprior == "shared":
+            keep += ["mu_logit_loc", "mu_logit_scale", "log_kappa_loc", "log_kappa_scale"]
+        posterior = tree["posterior"].to_dataset()[keep]
+        posterior = posterior.assign_coords(system=data.dataset["system"].values)
+        groups = {"posterior": posterior}
+        if "sample_stats" in tree.children:
+            groups["sample_stats"] = tree["sample_stats"].to_dataset()
+        return groups
+
+    # ------------------------------------------------------------------ derived
+    def _ab(self, posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
+        mu = posterior["mu"].transpose("chain", "draw", "system").values
+        kappa = posterior["kappa"].transpose("chain", "draw", "system").values
+        return mu * kappa, (1.0 - mu) * kappa
+
+    def curve(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metric: str,
+        estimand: str,
+        per_task: bool,
+        seed: int = 0,
+    ) -> xr.DataArray:
+        if estimand not in self.estimands():
+            raise ValueError(
+                f"estimand {estimand!r} is not available for pooling={self.pooling!r}; "
+                f"available: {self.estimands()}"
+            )
+        if per_task and estimand == "population":
+            raise ValueError("per_task=True needs estimand='tasks' (population is over new tasks)")
+        base_coords = {
+            "chain": posterior["chain"].values,
+            "draw": posterior["draw"].values,
+            "system": data.dataset["system"].values,
+        }
+        observed = data.n.values > 0
+        if self.pooling == "partial":
+            a, b = self._ab(posterior)
+            if estimand == "population":
+                values = beta_curve(a, b, k, metric)
+            else:
+                values = self._tasks_curve(a, b, data, k, metric, per_task, seed)
+        elif self.pooling == "none":
+            p = posterior["p"].transpose("chain", "draw", "system", "task").values
+            values = self._average_prob_curve(p, observed, k, metric, per_task)
+        else:
+            p = posterior["p"].transpose("chain", "draw", "system").values
+            if per_task:
+                per = np.broadcast_to(p[..., None], (*p.shape, observed.shape[1]))
+                values = self._average_prob_curve(per, observed, k, metric, per_task=True)
+            else:
+                values = prob_curve(p, k, metric)
+        dims = ("chain", "draw", "system", "task", "k") if per_task else (
+            "chain", "draw", "system", "k"
+        )
+        coords = dict(base_coords, k=k)
+        if per_task:
+            coords["task"] = data.dataset["task"].values
+        return xr.DataArray(values, dims=dims, coords=coords)
+
+    @staticmethod
+    def _average_prob_curve(
+        p: np.ndarray, observed: np.ndarray, k: np.ndarray, metric: str, per_task: bool
+    ) -> np.ndarray:
+        """pass curve of explicit p draws (chain, draw, system, task) -> task average."""
+        out_shape = (*p.shape, len(k)) if per_task else (*p.shape[:3], len(k))
+        out = np.empty(out_shape)
+        weights = observed / observed.sum(axis=1, keepdims=True)
+        for j, kj in enumerate(k):
+            vals = prob_curve(p, kj, metric)[..., 0]
+            if per_task:
+                out[..., j] = np.where(observed, vals, np.nan)
+            else:
+                out[..., j] = np.einsum("cdst,st->cds", np.where(observed, vals, 0.0), weights)
+        return out
+
+    @staticmethod
+    def _task_chunks(n_draws: int, tasks: np.ndarray) -> list[np.ndarray]:
+        """Split task indices so that one chunk of p draws holds at most ~4M numbers."""
+        size = max(1, 4_000_000 // max(n_draws, 1))
+        return [tasks[i : i + size] for i in range(0, len(tasks), size)]
+
+    def _p_draws(
+        self, a: np.ndarray, b: np.ndarray, data: EvalData, seed: int
+    ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """Yield ``(system, tasks, p)`` with exact conjugate draws of the latent rates.
+
+        ``p[chain, draw, t] ~ Beta(a + c_t, b + n_t - c_t)`` given each hyperparameter draw
+        (a missing cell, ``n = 0``, gets a draw from the population Beta). The stream is
+        seeded per system (``[seed, system]``) and chunked identically for every caller, so
+        curves, per-task curves and :meth:`success_prob` share draws.
+        """
+        n, c = data.n.values, data.c.values
+        chains, draws, n_sys = a.shape
+        for s in range(n_sys):
+            rng = np.random.default_rng([seed, s])
+            for tasks in self._task_chunks(chains * draws, np.arange(n.shape[1])):
+                p = rng.beta(
+                    a[..., s, None] + c[s, tasks], b[..., s, None] + (n[s, tasks] - c[s, tasks])
+                )
+                yield s, tasks, p
+
+    def _tasks_curve(
+        self,
+        a: np.ndarray,
+        b: np.ndarray,
+        data: EvalData,
+        k: np.ndarray,
+        metric: str,
+        per_task: bool,
+        seed: int,
+    ) -> np.ndarray:
+        """Draws of the average over observed tasks of f(p_t) (or of each f(p_t)).
+
+        The estimand "these tasks" is a function of the latent rates, so its posterior needs
+        their draws: a per-draw conditional expectation E[f(p_t) | mu, kappa, data] (the
+        closed form, :meth:`expected_curve`) has the right mean but leaves out the trial
+        noise, which is all the uncertainty this estimand has. Exact conjugate draws of p
+        are used instead; their mean agrees with the closed form within Monte Carlo error.
+        """
+        observed = data.n.values > 0
+        chains, draws, n_sys = a.shape
+        if per_task:
+            out = np.full((chains, draws, n_sys, observed.shape[1], len(k)), np.nan)
+        else:
+            out = np.zeros((chains, draws, n_sys, len(k)))
+        for s, tasks, p in self._p_draws(a, b, data, seed):
+            seen = observed[s, tasks]
+            for j, kj in enumerate(k):
+                vals = prob_curve(p, kj, metric)[..., 0]
+                if per_task:
+                    out[:, :, s, tasks[seen], j] = vals[..., seen]
+                else:
+                    out[:, :, s, j] += vals[..., seen].sum(axis=-1)
+        if not per_task:
+            out /= observed.sum(axis=1)[None, None, :, None]
+        return out
+
+    def expected_curve(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> xr.DataArray:
+        """Rao-Blackwellised E[average of f(p_t) | mu, kappa, data] per draw (closed form).
+
+        ``1 - B(a + c, b + n - c + k) / B(a + c, b + n - c)`` (pass@k) averaged over observed
+        tasks, computed over unique ``(n, c)`` cells (memory: draws x unique cells). Its mean
+        over draws is the posterior mean of the "tasks" estimand without Monte Carlo error
+        from p; its spread is *not* that estimand's posterior spread (the trial noise is
+        integrated out). ``pooling="partial"`` only.
+        """
+        if self.pooling != "partial":
+            raise ValueError("expected_curve is defined for pooling='partial'")
+        a, b = self._ab(posterior)
+        cells = _unique_cells(data)
+        chains, draws, n_sys = a.shape
+        out = np.empty((chains, draws, n_sys, len(k)))
+        for s in range(n_sys):
+            mine = cells.system == s
+            n_s, c_s, w_s = cells.n[mine], cells.c[mine], cells.weight[mine]
+            a_post = a[..., s, None] + c_s
+            b_post = b[..., s, None] + (n_s - c_s)
+            for j, kj in enumerate(k):
+                vals = beta_curve(a_post, b_post, kj, metric)[..., 0]
+                out[..., s, j] = vals @ w_s / w_s.sum()
+        return xr.DataArray(
+            out,
+            dims=("chain", "draw", "system", "k"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "system": data.dataset["system"].values,
+                "k": k,
+            },
+            name=metric,
+        )
+
+    def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray:
+        n = data.n.values
+        if self.pooling == "partial":
+            a, b = self._ab(posterior)
+            p = np.empty((*a.shape, n.shape[1]))
+            for s, tasks, p_chunk in self._p_draws(a, b, data, seed):
+                p[:, :, s, tasks] = p_chunk
+        elif self.pooling == "none":
+            p = posterior["p"].transpose("chain", "draw", "system", "task").values
+        else:
+            p_s = posterior["p"].transpose("chain", "draw", "system").values
+            p = np.broadcast_to(p_s[..., None], (*p_s.shape, n.shape[1])).copy()
+        return xr.DataArray(
+            p,
+            dims=("chain", "draw", "system", "task"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "system": data.dataset["system"].values,
+                "task": data.dataset["task"].values,
+            },
+            name="p",
+        )
+
+    def log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray:
+        """Pointwise log-likelihood of each observed cell.
+
+        ``pooling="partial"``: the collapsed Beta-Binomial pmf (the predictive density of a
+        cell's count given the hyperparameters); otherwise the Binomial pmf of the drawn p.
+        """
+        n_all, c_all = data.n.values, data.c.values
+        s_idx, t_idx = np.nonzero(n_all > 0)
+        n, c = n_all[s_idx, t_idx], c_all[s_idx, t_idx]
+        log_choose = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
+        if self.pooling == "partial":
+            a, b = self._ab(posterior)
+            a_c, b_c = a[..., s_idx], b[..., s_idx]
+            values = log_choose + betaln(a_c + c, b_c + n - c) - betaln(a_c, b_c)
+        else:
+            if self.pooling == "none":
+                p_all = posterior["p"].transpose("chain", "draw", "system", "task").values
+                p = p_all[..., s_idx, t_idx]
+            else:
+                p = posterior["p"].transpose("chain", "draw", "system").values[..., s_idx]
+            with np.errstate(divide="ignore"):
+                values = log_choose + c * np.log(p) + (n - c) * np.log1p(-p)
+        system = data.dataset["system"].values
+        task = data.dataset["task"].values
+        return xr.DataArray(
+            values,
+            dims=("chain", "draw", "cell"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "cell_system": ("cell", system[s_idx]),
+                "cell_task": ("cell", task[t_idx]),
+            },
+            name="log_likelihood",
+        )

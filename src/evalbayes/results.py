@@ -1,0 +1,431 @@
+"""``Posterior``: the immutable result of fitting a model, and ``load`` to restore one.
+
+A posterior holds the model configuration, the data, the sampler settings and an
+:class:`xarray.DataTree` with the groups ``posterior``, ``sample_stats`` (MCMC only) and
+``observed_data`` (the counts). Derived quantities are xarray objects with the fixed dims
+``chain, draw, system, task, k``.
+
+Two estimands (ch. 17.3 of seed 000) are always named:
+
+``"tasks"``
+    how well on *these* tasks: the average over the observed tasks of each task's pass@k,
+    uncertain only through trial noise;
+``"population"``
+    how well on *tasks like these*: the pass@k of a new task drawn from the population,
+    uncertain through task sampling too (wider, often several times).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evalbayes._version import __version__
+from evalbayes.data import EvalData
+from evalbayes.diagnostics import Diagnostics, convergence_diagnostics
+from evalbayes.intervals import IntervalKind, credible_interval
+from evalbayes.metrics import check_k, check_metric
+from evalbayes.models.base import SamplerConfig, config_hash
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalbayes.models.base import Model
+
+__all__ = ["ESTIMANDS", "Posterior", "PosteriorPredictiveCheck", "load"]
+
+ESTIMANDS = ("tasks", "population")
+_FORMAT = "evalbayes-posterior/1"
+
+
+def _data_hash(data: EvalData) -> str:
+    payload = {
+        "system": data.systems,
+        "task": data.tasks,
+        "n": data.n.values.tolist(),
+        "c": data.c.values.tolist(),
+    }
+    return config_hash(payload)
+
+
+@dataclass(frozen=True)
+class PosteriorPredictiveCheck:
+    """Observed histogram of per-task counts against its posterior predictive distribution.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per (system, bin): ``observed`` number of tasks in the bin, the replicated
+        ``mean`` and ``lower``/``upper`` of its central interval, and ``outside`` when the
+        observed count falls outside that interval.
+    ci_prob : float
+        Probability of the replicated interval.
+    bins : str
+        ``"count"`` (bins are c = 0..n, all tasks of a system share n) or ``"rate"`` (ten
+        equal bins of c/n, used when n varies).
+    """
+
+    table: pd.DataFrame
+    ci_prob: float
+    bins: str
+
+    @property
+    def outside_fraction(self) -> float:
+        """Share of bins whose observed count lies outside the replicated interval."""
+        return float(self.table["outside"].mean())
+
+
+@dataclass(frozen=True, eq=False)
+class Posterior:
+    """Result of ``Model.fit``: draws plus everything needed to summarise them.
+
+    Build it with ``model.fit(data)`` or :func:`load`; do not construct it by hand.
+    """
+
+    model: Model
+    data: EvalData
+    sampler: SamplerConfig
+    tree: xr.DataTree
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_groups(
+        cls,
+        model: Model,
+        data: EvalData,
+        sampler: SamplerConfig,
+        groups: dict[str, xr.Dataset],
+    ) -> Posterior:
+        """Assemble the DataTree (posterior, sample_stats, observed_data) and its attrs."""
+        if "posterior" not in groups:
+            raise ValueError("a fit must produce a 'posterior' group")
+        tree_groups: dict[str, xr.Dataset] = {"posterior": groups["posterior"]}
+        if "sample_stats" in groups:
+            stats = groups["sample_stats"]
+            keep = [
+                name
+                for name, var in stats.data_vars.items()
+                if var.dtype.kind in "biuf" and set(var.dims) <= {"chain", "draw"}
+            ]
+            tree_groups["sample_stats"] = stats[keep]
+        for name, ds in groups.items():
+            if name not in ("posterior", "sample_stats"):
+                tree_groups[name] = ds
+        tree_groups["observed_data"] = data.dataset
+        tree = xr.DataTree.from_dict(tree_groups)
+        config = model.to_config()
+        tree.attrs.update(
+            {
+                "format": _FORMAT,
+                "evalbayes_version": __version__,
+                "model_config": json.dumps(config, sort_keys=True),
+                "config_hash": config_hash(config),
+                "data_hash": _data_hash(data),
+                "sampler": json.dumps(sampler.to_dict(), sort_keys=True),
+                "approximate": int(sampler.approximate),
+            }
+        )
+        return cls(model=model, data=data, sampler=sampler, tree=tree)
+
+    # ------------------------------------------------------------------ access
+    @property
+    def posterior(self) -> xr.Dataset:
+        """The ``posterior`` group as a Dataset (dims chain, draw, ...)."""
+        return self.tree["posterior"].to_dataset()
+
+    @property
+    def sample_stats(self) -> xr.Dataset | None:
+        """The ``sample_stats`` group, or None for exact (conjugate) draws."""
+        if "sample_stats" in self.tree.children:
+            return self.tree["sample_stats"].to_dataset()
+        return None
+
+    @property
+    def approximate(self) -> bool:
+        """True when the posterior came from variational inference (approximate intervals)."""
+        return self.sampler.approximate
+
+    @property
+    def label(self) -> str:
+        """Short description: model, inference method, and APPROXIMATE where it applies."""
+        method = self.sampler.method
+        text = f"{self.model.name} ({method}, {self.sampler.chains}x{self.sampler.draws})"
+        return text + " [APPROXIMATE: variational]" if self.approximate else text
+
+    def __repr__(self) -> str:
+        return f"Posterior({self.label}, {self.data!r})"
+
+    # ------------------------------------------------------------------ derived
+    def curve(
+        self,
+        metric: str,
+        k: Any,
+        *,
+        estimand: str = "tasks",
+        per_task: bool = False,
+    ) -> xr.DataArray:
+        """Posterior draws of pass@k or pass^k, dims ``(chain, draw, system, [task,] k)``.
+
+        Parameters
+        ----------
+        metric : {"pass@k", "pass^k"}
+            At least one of k attempts succeeds, or all k succeed.
+        k : int or sequence of int
+            Any positive k, also larger than the trials observed per task.
+        estimand : {"tasks", "population"}
+            These tasks, or tasks like these (see the module docstring).
+        per_task : bool
+            Keep the task dim (``estimand="tasks"`` only).
+        """
+        metric = check_metric(metric)
+        if estimand not in ESTIMANDS:
+            raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
+        ks = check_k(k)
+        out = self.model.curve(
+            self.posterior, self.data, ks, metric, estimand, per_task, seed=self.sampler.seed
+        )
+        out.name = metric
+        out.attrs.update({"metric": metric, "estimand": estimand, "model": self.model.name})
+        if self.approximate:
+            out.attrs["approximate"] = 1
+        return out
+
+    def pass_at_k(self, k: Any, *, estimand: str = "tasks", per_task: bool = False) -> xr.DataArray:
+        """Draws of pass@k = E[1 - (1 - p)^k] (ch. 17.2), dims ``(chain, draw, system, k)``."""
+        return self.curve("pass@k", k, estimand=estimand, per_task=per_task)
+
+    def pass_hat_k(
+        self, k: Any, *, estimand: str = "tasks", per_task: bool = False
+    ) -> xr.DataArray:
+        """Draws of pass^k = E[p^k] (tau-bench; seed 001), dims ``(chain, draw, system, k)``."""
+        return self.curve("pass^k", k, estimand=estimand, per_task=per_task)
+
+    def success_prob(self, seed: int | None = None) -> xr.DataArray:
+        """Explicit draws of every cell's success probability, dims (chain, draw, system, task).
+
+        For collapsed models these are drawn from the conjugate posterior; the default seed
+        is the fit's, which gives the same draws that the "tasks" curves use.
+        """
+        seed = self.sampler.seed if seed is None else seed
+        return self.model.success_prob(self.posterior, self.data, seed)
+
+    def log_likelihood(self) -> xr.DataArray:
+        """Pointwise log-likelihood per observed cell, dims ``(chain, draw, cell)``."""
+        return self.model.log_likelihood(self.posterior, self.data)
+
+    def loo(self) -> Any:
+        """PSIS-LOO (ArviZ) over observed cells; for comparing models fitted to the same data."""
+        import arviz as az
+
+        log_lik = self.log_likelihood()
+        tree = xr.DataTree.from_dict(
+            {
+                "posterior": self.posterior,
+                "log_likelihood": xr.Dataset({"c": log_lik}),
+            }
+        )
+        return az.loo(tree, var_name="c", pointwise=True)
+
+    def summary(
+        self,
+        k: Any = 1,
+        *,
+        metrics: tuple[str, ...] = ("pass@k",),
+        estimands: tuple[str, ...] | None = None,
+        ci_prob: float = 0.95,
+        kind: IntervalKind = "eti",
+    ) -> pd.DataFrame:
+        """Per-system table: posterior mean, sd and interval of each metric, k and estimand.
+
+        Columns: ``system, metric, k, estimand, mean, sd, lower, upper, ci_prob``, plus
+        ``approximate`` when the fit is variational.
+        """
+        estimands = estimands or self.model.estimands()
+        frames = []
+        for metric in metrics:
+            for estimand in estimands:
+                draws = self.curve(metric, k, estimand=estimand)
+                lower, upper = credible_interval(draws, ci_prob, kind)
+                frame = xr.Dataset(
+                    {
+                        "mean": draws.mean(("chain", "draw")),
+                        "sd": draws.std(("chain", "draw"), ddof=1),
+                        "lower": lower,
+                        "upper": upper,
+                    }
+                ).to_dataframe().reset_index()
+                frame.insert(1, "metric", metric)
+                frame.insert(3, "estimand", estimand)
+                frames.append(frame[["system", "metric", "k", "estimand", "mean", "sd",
+                                     "lower", "upper"]])
+        table = pd.concat(frames, ignore_index=True)
+        table["k"] = table["k"].astype(float).round().astype(int) if np.all(
+            table["k"] == np.round(table["k"])
+        ) else table["k"]
+        table["ci_prob"] = ci_prob
+        if self.approximate:
+            table["approximate"] = True
+        return table
+
+    def diagnostics(self, *, warn: bool = True) -> Diagnostics:
+        """R-hat, ESS and divergences; warns (:class:`ConvergenceWarning`) on failure.
+
+        Exact conjugate draws (``pooling="none"``/``"complete"``) pass trivially; a
+        variational fit has no MCMC diagnostics and says so.
+        """
+        if self.approximate:
+            if warn:
+                warnings.warn(
+                    f"{self.label}: variational fits have no MCMC convergence diagnostics; "
+                    "intervals are approximate",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        return convergence_diagnostics(
+            self.posterior, self.sample_stats, warn=warn and not self.approximate
+        )
+
+    def posterior_predictive(self, seed: int = 0) -> xr.DataArray:
+        """Replicated counts on the observed cells, dims ``(chain, draw, system, task)``."""
+        return self.model.posterior_predictive(self.posterior, self.data, seed)
+
+    def ppc(self, seed: int = 0, ci_prob: float = 0.9) -> PosteriorPredictiveCheck:
+        """Check the per-task count histogram against replicated data.
+
+        For each system, the number of tasks with each count ``c`` (or rate bin) is compared
+        with the same statistic of the posterior predictive replicates. A well-specified
+        model puts about ``ci_prob`` of the observed bins inside the replicated intervals;
+        a model without task heterogeneity (``pooling="complete"``) misses the U shape of
+        agent benchmarks badly.
+        """
+        rep = self.posterior_predictive(seed)
+        n = self.data.n.values
+        c = self.data.c.values
+        rows = []
+        equal_n = all(len(set(n[s][n[s] > 0])) == 1 for s in range(n.shape[0]))
+        bins_kind = "count" if equal_n else "rate"
+        rep_values = rep.stack(sample=("chain", "draw")).transpose("sample", ...).values
+        for s, system in enumerate(self.data.systems):
+            obs_mask = n[s] > 0
+            if equal_n:
+                n_s = int(n[s][obs_mask][0])
+                edges = np.arange(n_s + 2) - 0.5
+                labels = [str(v) for v in range(n_s + 1)]
+                obs_stat = c[s][obs_mask]
+                rep_stat = rep_values[:, s, obs_mask]
+            else:
+                edges = np.linspace(0, 1, 11)
+                edges[-1] = 1.0 + 1e-12
+                labels = [f"{lo:.1f}-{hi:.1f}" for lo, hi in itertools.pairwise(edges)]
+                obs_stat = c[s][obs_mask] / n[s][obs_mask]
+                rep_stat = rep_values[:, s, obs_mask] / n[s][obs_mask]
+            observed_hist = np.histogram(obs_stat, bins=edges)[0]
+            idx = np.clip(np.digitize(rep_stat, edges) - 1, 0, len(edges) - 2)
+            rep_hist = np.stack(
+                [np.bincount(row, minlength=len(edges) - 1) for row in idx]
+            )
+            lower = np.quantile(rep_hist, (1 - ci_prob) / 2, axis=0)
+            upper = np.quantile(rep_hist, (1 + ci_prob) / 2, axis=0)
+            for j, label in enumerate(labels):
+                rows.append(
+                    {
+                        "system": system,
+                        "bin": label,
+                        "observed": int(observed_hist[j]),
+                        "mean": float(rep_hist[:, j].mean()),
+                        "lower": float(lower[j]),
+                        "upper": float(upper[j]),
+                        "outside": bool(
+                            observed_hist[j] < lower[j] or observed_hist[j] > upper[j]
+                        ),
+                    }
+                )
+        return PosteriorPredictiveCheck(pd.DataFrame(rows), ci_prob, bins_kind)
+
+    # ------------------------------------------------------------------ model-specific
+    def __getattr__(self, name: str) -> Any:
+        # Item analysis (items, abilities, item_information, select_items) lives on models
+        # that have items; expose it as posterior.items() etc.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        model = object.__getattribute__(self, "model")
+        method = getattr(model, f"posterior_{name}", None)
+        if method is None:
+            raise AttributeError(
+                f"'Posterior' has no attribute {name!r} (model {model.name!r} does not "
+                "provide it)"
+            )
+        return lambda *args, **kwargs: method(self, *args, **kwargs)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | Path) -> Path:
+        """Write the fit to NetCDF (h5netcdf) with config, data, version and hashes."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.tree.to_netcdf(path, engine="h5netcdf")
+        return path
+
+
+def _restore_strings(ds: xr.Dataset) -> xr.Dataset:
+    """NetCDF returns string coordinates as fixed-width or bytes; restore Python str."""
+    updates = {}
+    for name, coord in ds.coords.items():
+        if coord.dtype.kind in "USO":
+            updates[name] = (coord.dims, np.array([str(v) for v in coord.values], dtype=object))
+    return ds.assign_coords(updates)
+
+
+def load(path: str | Path) -> Posterior:
+    """Restore a fit written by :meth:`Posterior.save`.
+
+    Raises
+    ------
+    ValueError
+        The file is not an evalbayes fit, or its config or data no longer match their
+        stored hashes (the file was edited or corrupted).
+    """
+    from evalbayes.models import model_from_config
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        tree = xr.open_datatree(path, engine="h5netcdf").load()
+    except Exception as err:
+        raise ValueError(f"{path}: not a NetCDF file written by evalbayes ({err})") from err
+    attrs = tree.attrs
+    if attrs.get("format") != _FORMAT:
+        raise ValueError(
+            f"{path}: not an evalbayes fit (format attribute {attrs.get('format')!r}, "
+            f"expected {_FORMAT!r})"
+        )
+    for group in ("posterior", "observed_data"):
+        if group not in tree.children:
+            raise ValueError(f"{path}: evalbayes fit without a {group!r} group")
+    config = json.loads(attrs["model_config"])
+    if config_hash(config) != attrs.get("config_hash"):
+        raise ValueError(f"{path}: the model config does not match its stored hash")
+    data = EvalData.from_dataset(_restore_strings(tree["observed_data"].to_dataset()))
+    if _data_hash(data) != attrs.get("data_hash"):
+        raise ValueError(f"{path}: the data do not match their stored hash")
+    saved_version = attrs.get("evalbayes_version")
+    if saved_version != __version__:
+        warnings.warn(
+            f"{path} was written by evalbayes {saved_version}, this is {__version__}",
+            UserWarning,
+            stacklevel=2,
+        )
+    model = model_from_config(config)
+    sampler = SamplerConfig(**json.loads(attrs["sampler"]))
+    groups = {
+        name: _restore_strings(node.to_dataset()) for name, node in tree.children.items()
+    }
+    rebuilt = xr.DataTree.from_dict(groups)
+    rebuilt.attrs.update(attrs)
+    return Posterior(model=model, data=data, sampler=sampler, tree=rebuilt)
