@@ -15,7 +15,7 @@ from evalbayes._version import __version__
 from evalbayes.data import EvalData, PairedData
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalbayes.compare import Comparison, compare
+    from evalbayes.comparison import Comparison, compare
     from evalbayes.io import read_counts, read_trials
     from evalbayes.models import BetaBinomialModel, IRTModel, get_model
     from evalbayes.results import Posterior, load
@@ -29,12 +29,14 @@ _LAZY = {
     "get_model": "evalbayes.models",
     "Posterior": "evalbayes.results",
     "load": "evalbayes.results",
-    "compare": "evalbayes.compare",
-    "Comparison": "evalbayes.compare",
+    "compare": "evalbayes.comparison",
+    "Comparison": "evalbayes.comparison",
     "frequentist": "evalbayes.frequentist",
     "datasets": "evalbayes.datasets",
     "plots": "evalbayes.plots",
 }
+
+_SUBMODULES = {"frequentist", "datasets", "plots"}
 
 __all__ = [
     "BetaBinomialModel",
@@ -61,7 +63,7 @@ def __getattr__(name: str) -> Any:
     if module_name is None:
         raise AttributeError(f"module 'evalbayes' has no attribute {name!r}")
     module = importlib.import_module(module_name)
-    value = module if module_name.endswith("." + name) else getattr(module, name)
+    value = module if name in _SUBMODULES else getattr(module, name)
     globals()[name] = value
     return value
 

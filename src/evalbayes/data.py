@@ -74,7 +74,7 @@ def _as_count_array(
     if frac.any():
         pos = int(np.flatnonzero(frac)[0])
         raise ValueError(
-            f"{_row_label(df, pos, system_col, task_col)}: {col}={arr[pos]!r} is not an integer"
+            f"{_row_label(df, pos, system_col, task_col)}: {col}={float(arr[pos]):g} is not an integer"
         )
     neg = arr < 0
     if neg.any():
@@ -294,10 +294,9 @@ class EvalData:
         task_meta, system_meta = _split_metadata(
             work, extra_cols, system_col, task_col, task_coords, system_coords
         )
-        systems = list(dict.fromkeys(systems_lab))
-        tasks = list(dict.fromkeys(tasks_lab))
-        s_idx = pd.Index(systems).get_indexer(systems_lab)
-        t_idx = pd.Index(tasks).get_indexer(tasks_lab)
+        s_idx, system_index = pd.factorize(systems_lab)  # first-appearance order
+        t_idx, task_index = pd.factorize(tasks_lab)
+        systems, tasks = list(system_index), list(task_index)
         n_mat = np.zeros((len(systems), len(tasks)), dtype=np.int64)
         c_mat = np.zeros_like(n_mat)
         n_mat[s_idx, t_idx] = n_arr
@@ -366,6 +365,17 @@ class EvalData:
         for col in (system_col, task_col):
             _check_labels(df, col, system_col, task_col)
         outcome = _parse_success(df, success_col, system_col, task_col, missing)
+        if not task_coords and not system_coords and extra == "ignore":
+            s_idx, system_index = pd.factorize(df[system_col].astype(str))
+            t_idx, task_index = pd.factorize(df[task_col].astype(str))
+            n_task = len(task_index)
+            size = len(system_index) * n_task
+            flat = s_idx * n_task + t_idx
+            n_mat = np.bincount(flat, minlength=size).reshape(len(system_index), n_task)
+            c_mat = np.bincount(flat, weights=outcome, minlength=size).reshape(n_mat.shape)
+            return cls.from_arrays(
+                n_mat, c_mat.astype(np.int64), systems=list(system_index), tasks=list(task_index)
+            )
         work = pd.DataFrame(
             {
                 "system": df[system_col].astype(str),
@@ -612,7 +622,7 @@ def _integral_array(arr: np.ndarray, name: str) -> np.ndarray:
         raise ValueError(f"{name}{list(idx)} is NaN")
     if (as_float != np.round(as_float)).any():
         idx = tuple(int(i) for i in np.argwhere(as_float != np.round(as_float))[0])
-        raise ValueError(f"{name}{list(idx)}={as_float[idx]} is not an integer")
+        raise ValueError(f"{name}{list(idx)}={float(as_float[idx]):g} is not an integer")
     return as_float.astype(np.int64)
 
 

@@ -1,0 +1,465 @@
+"""Item response theory (IRT) hierarchies on binomial counts: 1PL, 2PL and 3PL.
+
+For system ``s`` (ability ``theta[s]``) and task / item ``t`` (difficulty ``b[t]``,
+discrimination ``a[t]``, floor ``g[t]``), on the observed cells only (``n = 0`` cells are not
+in the likelihood; seed 001 "Item difficulty", seed 000 ch. 17.5 for the guessing floor)::
+
+    logit q[s, t] = a[t] * (theta[s] - b[t])
+    p[s, t]       = g[t] + (1 - g[t]) * q[s, t]        (1PL/2PL: g = 0)
+    c[s, t]       ~ Binomial(n[s, t], p[s, t])
+
+Conventions: **higher b = harder item**; ``theta ~ N(0, 1)``; a system with
+``theta = b[t]`` solves item ``t`` with probability ``g + (1 - g) / 2``.
+
+Priors and identification
+-------------------------
+::
+
+    theta[s] ~ N(0, 1)
+    b[t]     ~ N(0, sigma_b),      sigma_b ~ HalfNormal(sigma_b_prior)        (default 2)
+    log a[t] ~ N(0, sigma_a),      sigma_a ~ HalfNormal(sigma_a_prior)        (default 0.5;
+                                                                                2PL/3PL)
+    g[t]     ~ Beta(*guess_prior)  (default Beta(2, 8), mean 0.2), or g = guess  (3PL)
+
+The logit is unchanged by ``theta + d, b + d`` (location) and ``theta * m, b * m, a / m``
+(scale). Both are fixed **once, by the item population**: its median difficulty is 0 and its
+median discrimination 1 (no free mean of ``b`` or ``log a``). With ``T`` items the sample mean
+of ``b`` is then pinned to within ``sigma_b / sqrt(T)`` of 0, so the shift direction has no
+ridge; ``theta ~ N(0, 1)`` is the prior of abilities in those units. A free mean ``mu_b`` next
+to ``theta ~ N(0, 1)`` leaves the shift pinned only by the ``S`` abilities' prior, and at
+50 systems x 500 items it did not converge (R-hat 1.08-1.20, bulk ESS 15-40; DESIGN.md,
+"Measured facts"; benchmarks/irt.md repeats the comparison).
+
+``b`` and ``log a`` are sampled centred or non-centred (``parameterization``); ``"auto"``
+centres them when items carry at least ``AUTO_CENTER_TRIALS`` trials on average, where the
+centred form mixed faster (benchmarks/irt.md).
+
+Derived quantities (NumPy, from the stored draws)
+-------------------------------------------------
+``"tasks"`` estimand
+    The average over the system's observed tasks of ``f(p[s, t])``, per draw, with
+    ``f(p) = 1 - (1 - p)^k`` (pass@k) or ``p^k`` (pass^k).
+``"population"`` estimand
+    ``E[f(p(theta_s, item))]`` over a new item drawn from the item population (``b``,
+    ``log a`` from their hierarchical normals at the draw's ``sigma_b, sigma_a``; ``g`` from
+    its Beta prior, or the known floor), by quadrature (:mod:`evalbayes.models.irt_quadrature`).
+    Every system is integrated against the same item distribution of the same draw, so the
+    difference of two systems is a *paired* comparison: it is not blurred by which items
+    happened to be sampled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import xarray as xr
+from scipy.special import expit, gammaln, log_expit
+
+from evalbayes.data import EvalData
+from evalbayes.metrics import prob_curve
+from evalbayes.models.base import Model, SamplerConfig, config_hash, run_inference
+from evalbayes.models.irt_quadrature import NodeSet, beta_nodes, item_population_curve
+
+__all__ = ["AUTO_CENTER_TRIALS", "KINDS", "IRTModel", "IRTDraws"]
+
+Kind = Literal["1pl", "2pl", "3pl"]
+Parameterization = Literal["auto", "centered", "noncentered"]
+KINDS: tuple[str, ...] = ("1pl", "2pl", "3pl")
+PARAMETERIZATIONS: tuple[str, ...] = ("auto", "centered", "noncentered")
+AUTO_CENTER_TRIALS = 10.0
+_CHUNK = 4_000_000  # numbers per chunk of (draws x systems x tasks) work
+
+
+@dataclass(frozen=True)
+class IRTDraws:
+    """Parameter draws as NumPy arrays, sample dims flattened or kept as (chain, draw).
+
+    ``a`` is all ones for the 1PL; ``g`` all zeros for the 1PL and 2PL.
+    """
+
+    theta: np.ndarray  # (..., system)
+    b: np.ndarray  # (..., task)
+    a: np.ndarray  # (..., task)
+    g: np.ndarray  # (..., task)
+    sigma_b: np.ndarray  # (...)
+    sigma_a: np.ndarray | None  # (...) or None for the 1PL
+
+    def prob(self, tasks: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Success probability ``g + (1 - g) sigmoid(a (theta - b))``, shape (..., S, T)."""
+        a = self.a[..., None, tasks]
+        b = self.b[..., None, tasks]
+        g = self.g[..., None, tasks]
+        q = expit(a * (self.theta[..., :, None] - b))
+        return g + (1.0 - g) * q
+
+
+def _bucket(size: int) -> int:
+    """Padded cell count for compiled-model reuse: the next power of two, at least 16."""
+    return max(16, 1 << (int(size) - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class IRTModel(Model):
+    """IRT hierarchy on binomial counts (see the module docstring for the model).
+
+    Parameters
+    ----------
+    kind : {"1pl", "2pl", "3pl"}
+        1PL (``a = 1``), 2PL (item discriminations), 3PL (2PL plus a guessing floor ``g``).
+    guess : "estimate" or float in (0, 1)
+        3PL only. ``"estimate"``: a floor per item with prior ``Beta(*guess_prior)``; a
+        number: a known floor shared by all items (``0.2`` when a blind guess among five
+        options passes, ch. 17.5 of seed 000). Must stay ``"estimate"`` for 1PL/2PL.
+    guess_prior : (float, float)
+        Beta prior of the floor (3PL with ``guess="estimate"``). Default Beta(2, 8).
+    sigma_b_prior : float
+        Scale of the HalfNormal prior of ``sigma_b``, the spread of difficulties. Default 2.
+    sigma_a_prior : float
+        Scale of the HalfNormal prior of ``sigma_a``, the spread of ``log a``. Default 0.5.
+    parameterization : {"auto", "centered", "noncentered"}
+        How ``b`` and ``log a`` are sampled; ``"auto"`` centres when items have at least
+        ``AUTO_CENTER_TRIALS`` trials on average.
+    """
+
+    name: ClassVar[str] = "irt"
+
+    kind: Kind = "2pl"
+    guess: float | str = "estimate"
+    guess_prior: tuple[float, float] = (2.0, 8.0)
+    sigma_b_prior: float = 2.0
+    sigma_a_prior: float = 0.5
+    parameterization: Parameterization = "auto"
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if isinstance(self.guess, str):
+            if self.guess != "estimate":
+                raise ValueError(
+                    f"guess must be 'estimate' or a number in (0, 1), got {self.guess!r}"
+                )
+        else:
+            if isinstance(self.guess, bool) or not isinstance(self.guess, int | float):
+                raise ValueError(f"guess must be 'estimate' or a number in (0, 1), got {self.guess!r}")
+            if not 0.0 < float(self.guess) < 1.0:
+                raise ValueError(f"guess must lie strictly inside (0, 1), got {self.guess}")
+            if self.kind != "3pl":
+                raise ValueError(
+                    f"guess={self.guess} is a guessing floor: use kind='3pl' (got {self.kind!r})"
+                )
+        if len(self.guess_prior) != 2 or min(self.guess_prior) <= 0:
+            raise ValueError(f"guess_prior must be two positive numbers, got {self.guess_prior!r}")
+        for label in ("sigma_b_prior", "sigma_a_prior"):
+            value = getattr(self, label)
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f"{label} must be a positive number, got {value!r}")
+        if self.parameterization not in PARAMETERIZATIONS:
+            raise ValueError(
+                f"parameterization must be one of {PARAMETERIZATIONS}, "
+                f"got {self.parameterization!r}"
+            )
+        # The registry name carries the kind ("irt-2pl"), so configs round-trip.
+        object.__setattr__(self, "name", f"irt-{self.kind}")
+
+    # ------------------------------------------------------------------ configuration
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> IRTModel:
+        """Rebuild from :meth:`to_config` output; ``model`` may be ``irt-1pl/2pl/3pl``."""
+        config = dict(config)
+        name = config.pop("model", "irt")
+        if name != "irt":
+            if name not in tuple(f"irt-{kind}" for kind in KINDS):
+                raise ValueError(f"config is for model {name!r}, not an IRT model")
+            kind = name.removeprefix("irt-")
+            if config.setdefault("kind", kind) != kind:
+                raise ValueError(f"model {name!r} has kind={kind!r}, the config says "
+                                 f"{config['kind']!r}")
+        model = super().from_config(config)
+        assert isinstance(model, IRTModel)
+        return model
+
+    @property
+    def has_discrimination(self) -> bool:
+        """True for the 2PL and 3PL (items have their own ``a``)."""
+        return self.kind != "1pl"
+
+    @property
+    def estimates_guess(self) -> bool:
+        """True for the 3PL with ``guess="estimate"`` (a floor per item)."""
+        return self.kind == "3pl" and self.guess == "estimate"
+
+    def guess_rule(self) -> NodeSet:
+        """Quadrature rule for the floor of a new item (a point mass when it is known)."""
+        if self.kind != "3pl":
+            return NodeSet(np.zeros(1), np.ones(1))
+        if self.guess == "estimate":
+            return beta_nodes(*self.guess_prior)
+        return NodeSet(np.array([float(self.guess)]), np.ones(1))
+
+    def centered(self, data: EvalData) -> bool:
+        """Whether ``b`` and ``log a`` are sampled centred for these data."""
+        if self.parameterization == "auto":
+            trials_per_item = float(data.n.values.sum()) / data.n.shape[1]
+            return trials_per_item >= AUTO_CENTER_TRIALS
+        return self.parameterization == "centered"
+
+    # ------------------------------------------------------------------ inference
+    @staticmethod
+    def check_data(data: EvalData) -> None:
+        """At least 2 systems and 2 tasks, and every system and task observed at least once."""
+        n = data.n.values
+        if n.shape[0] < 2 or n.shape[1] < 2:
+            raise ValueError(
+                f"an IRT model needs at least 2 systems and 2 tasks, got {n.shape[0]} "
+                f"system(s) x {n.shape[1]} task(s)"
+            )
+        for axis, label, names in ((1, "system", data.systems), (0, "task", data.tasks)):
+            empty = np.flatnonzero(n.sum(axis=axis) == 0)
+            if len(empty):
+                raise ValueError(
+                    f"{label} {names[empty[0]]!r} has no observed cell (n = 0 everywhere); "
+                    "drop it with EvalData.subset before fitting"
+                )
+
+    def _cell_values(self, data: EvalData) -> tuple[dict[str, np.ndarray], int]:
+        n, c = data.n.values, data.c.values
+        s_idx, t_idx = np.nonzero(n > 0)
+        size = _bucket(len(s_idx))
+        pad = size - len(s_idx)
+        values = {
+            "cell_s": np.concatenate([s_idx, np.zeros(pad, np.int64)]).astype(np.int64),
+            "cell_t": np.concatenate([t_idx, np.zeros(pad, np.int64)]).astype(np.int64),
+            "cell_n": np.concatenate([n[s_idx, t_idx], np.zeros(pad, np.int64)]).astype(float),
+            "cell_c": np.concatenate([c[s_idx, t_idx], np.zeros(pad, np.int64)]).astype(float),
+        }
+        return values, size
+
+    def _build(
+        self, n_sys: int, n_task: int, size: int, values: dict[str, np.ndarray], centered: bool
+    ) -> Any:
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        coords = {"system": np.arange(n_sys), "task": np.arange(n_task), "cell": np.arange(size)}
+        with pm.Model(coords=coords) as model:
+            cell_s = pm.Data("cell_s", values["cell_s"], dims="cell")
+            cell_t = pm.Data("cell_t", values["cell_t"], dims="cell")
+            cell_n = pm.Data("cell_n", values["cell_n"], dims="cell")
+            cell_c = pm.Data("cell_c", values["cell_c"], dims="cell")
+            theta = pm.Normal("theta", 0.0, 1.0, dims="system")
+            sigma_b = pm.HalfNormal("sigma_b", self.sigma_b_prior)
+            if centered:
+                b = pm.Normal("b", 0.0, sigma_b, dims="task")
+            else:
+                b_z = pm.Normal("b_z", 0.0, 1.0, dims="task")
+                b = pm.Deterministic("b", sigma_b * b_z, dims="task")
+            eta = theta[cell_s] - b[cell_t]
+            if self.has_discrimination:
+                sigma_a = pm.HalfNormal("sigma_a", self.sigma_a_prior)
+                if centered:
+                    log_a = pm.Normal("log_a", 0.0, sigma_a, dims="task")
+                else:
+                    a_z = pm.Normal("log_a_z", 0.0, 1.0, dims="task")
+                    log_a = sigma_a * a_z
+                a = pm.Deterministic("a", pt.exp(log_a), dims="task")
+                eta = a[cell_t] * eta
+            # log sigmoid(x) = -softplus(-x), stable in both tails
+            log_q, log_1mq = -pt.softplus(-eta), -pt.softplus(eta)
+            if self.kind == "3pl":
+                if self.guess == "estimate":
+                    g = pm.Beta("g", *self.guess_prior, dims="task")[cell_t]
+                else:
+                    g = pt.as_tensor_variable(float(self.guess))
+                log_p = pt.logaddexp(pt.log(g), pt.log1p(-g) + log_q)
+                log_1mp = pt.log1p(-g) + log_1mq
+            else:
+                log_p, log_1mp = log_q, log_1mq
+            pm.Potential("loglik", (cell_c * log_p + (cell_n - cell_c) * log_1mp).sum())
+        return model
+
+    def _fit(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        self.check_data(data)
+        n_sys, n_task = data.n.shape
+        values, size = self._cell_values(data)
+        centered = self.centered(data)
+        key = (self.name, config_hash(self.to_config()), n_sys, n_task, size, centered)
+        tree = run_inference(
+            lambda: self._build(n_sys, n_task, size, values, centered),
+            sampler,
+            key,
+            data_updates=values,
+        )
+        keep = ["theta", "b", "sigma_b"]
+        if self.has_discrimination:
+            keep += ["a", "sigma_a"]
+        if self.estimates_guess:
+            keep.append("g")
+        posterior = tree["posterior"].to_dataset()[keep]
+        posterior = posterior.assign_coords(
+            system=data.dataset["system"].values, task=data.dataset["task"].values
+        )
+        groups = {"posterior": posterior}
+        if "sample_stats" in tree.children:
+            groups["sample_stats"] = tree["sample_stats"].to_dataset()
+        return groups
+
+    # ------------------------------------------------------------------ draws
+    def draws(self, posterior: xr.Dataset) -> IRTDraws:
+        """The parameter draws as arrays with leading dims (chain, draw)."""
+        theta = posterior["theta"].transpose("chain", "draw", "system").values
+        b = posterior["b"].transpose("chain", "draw", "task").values
+        if self.has_discrimination:
+            a = posterior["a"].transpose("chain", "draw", "task").values
+            sigma_a = posterior["sigma_a"].transpose("chain", "draw").values
+        else:
+            a, sigma_a = np.ones_like(b), None
+        if self.estimates_guess:
+            g = posterior["g"].transpose("chain", "draw", "task").values
+        elif self.kind == "3pl":
+            g = np.full_like(b, float(self.guess))
+        else:
+            g = np.zeros_like(b)
+        sigma_b = posterior["sigma_b"].transpose("chain", "draw").values
+        return IRTDraws(theta=theta, b=b, a=a, g=g, sigma_b=sigma_b, sigma_a=sigma_a)
+
+    @staticmethod
+    def _task_chunks(n_draws: int, n_sys: int, n_task: int) -> list[slice]:
+        size = max(1, _CHUNK // max(1, n_draws * n_sys))
+        return [slice(i, min(n_task, i + size)) for i in range(0, n_task, size)]
+
+    # ------------------------------------------------------------------ derived
+    def curve(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metric: str,
+        estimand: str,
+        per_task: bool,
+        seed: int = 0,
+    ) -> xr.DataArray:
+        """pass@k / pass^k draws for the "tasks" or "population" estimand (module docstring).
+
+        Deterministic given the draws (``seed`` is unused: no Monte Carlo step).
+        """
+        if per_task and estimand == "population":
+            raise ValueError("per_task=True needs estimand='tasks' (population is over new tasks)")
+        draws = self.draws(posterior)
+        chains, n_draw, n_sys = draws.theta.shape
+        observed = data.n.values > 0
+        if estimand == "population":
+            flat = chains * n_draw
+            values = item_population_curve(
+                draws.theta.reshape(flat, n_sys),
+                draws.sigma_b.reshape(flat),
+                None if draws.sigma_a is None else draws.sigma_a.reshape(flat),
+                self.guess_rule(),
+                k,
+                metric,
+            ).reshape(chains, n_draw, n_sys, len(k))
+        else:
+            n_task = observed.shape[1]
+            if per_task:
+                values = np.full((chains, n_draw, n_sys, n_task, len(k)), np.nan)
+            else:
+                values = np.zeros((chains, n_draw, n_sys, len(k)))
+            for tasks in self._task_chunks(chains * n_draw, n_sys, n_task):
+                f = prob_curve(draws.prob(tasks), k, metric)  # (c, d, S, chunk, k)
+                seen = observed[:, tasks]
+                if per_task:
+                    values[:, :, :, tasks] = np.where(seen[..., None], f, np.nan)
+                else:
+                    values += np.einsum("cdstk,st->cdsk", f, seen.astype(float))
+            if not per_task:
+                values /= observed.sum(axis=1)[None, None, :, None]
+        dims = ("chain", "draw", "system", "task", "k") if per_task else (
+            "chain", "draw", "system", "k"
+        )
+        coords = {
+            "chain": posterior["chain"].values,
+            "draw": posterior["draw"].values,
+            "system": data.dataset["system"].values,
+            "k": k,
+        }
+        if per_task:
+            coords["task"] = data.dataset["task"].values
+        return xr.DataArray(values, dims=dims, coords=coords, name=metric)
+
+    def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray:
+        """Draws of ``p[s, t] = g + (1 - g) sigmoid(a (theta - b))`` (no Monte Carlo step)."""
+        p = self.draws(posterior).prob()
+        return xr.DataArray(
+            p,
+            dims=("chain", "draw", "system", "task"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "system": data.dataset["system"].values,
+                "task": data.dataset["task"].values,
+            },
+            name="p",
+        )
+
+    def log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray:
+        """Binomial log pmf of each observed cell, dims ``(chain, draw, cell)``.
+
+        ``log C(n, c) + c log p + (n - c) log(1 - p)``, with ``log p`` and ``log(1 - p)``
+        from ``log_expit`` so that saturated cells keep their precision. Coordinates
+        ``cell_system`` and ``cell_task`` name each cell (only ``n > 0`` cells appear).
+        """
+        draws = self.draws(posterior)
+        n_all, c_all = data.n.values, data.c.values
+        s_idx, t_idx = np.nonzero(n_all > 0)
+        n, c = n_all[s_idx, t_idx], c_all[s_idx, t_idx]
+        eta = draws.a[..., t_idx] * (draws.theta[..., s_idx] - draws.b[..., t_idx])
+        log_q, log_1mq = log_expit(eta), log_expit(-eta)
+        if self.kind == "3pl":
+            g = draws.g[..., t_idx]
+            log_p = np.logaddexp(np.log(g), np.log1p(-g) + log_q)
+            log_1mp = np.log1p(-g) + log_1mq
+        else:
+            log_p, log_1mp = log_q, log_1mq
+        log_choose = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
+        values = log_choose + c * log_p + (n - c) * log_1mp
+        system = data.dataset["system"].values
+        task = data.dataset["task"].values
+        return xr.DataArray(
+            values,
+            dims=("chain", "draw", "cell"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "cell_system": ("cell", system[s_idx]),
+                "cell_task": ("cell", task[t_idx]),
+            },
+            name="log_likelihood",
+        )
+
+    # ------------------------------------------------------------------ item analysis
+    def posterior_items(self, posterior: Any, ci_prob: float = 0.9, **kwargs: Any) -> Any:
+        """Item table (``posterior.items()``); see :func:`evalbayes.items.item_table`."""
+        from evalbayes.items import item_table
+
+        return item_table(posterior, ci_prob=ci_prob, **kwargs)
+
+    def posterior_abilities(self, posterior: Any, ci_prob: float = 0.9) -> Any:
+        """Ability table (``posterior.abilities()``); see :func:`evalbayes.items.ability_table`."""
+        from evalbayes.items import ability_table
+
+        return ability_table(posterior, ci_prob=ci_prob)
+
+    def posterior_item_information(self, posterior: Any, theta: Any = None) -> Any:
+        """Fisher information (``posterior.item_information()``); see
+        :func:`evalbayes.items.item_information`."""
+        from evalbayes.items import item_information
+
+        return item_information(posterior, theta)
+
+    def posterior_select_items(self, posterior: Any, m: int) -> Any:
+        """The ``m`` most informative items (``posterior.select_items(m)``); see
+        :func:`evalbayes.items.select_items`."""
+        from evalbayes.items import select_items
+
+        return select_items(posterior, m)

@@ -1,0 +1,37 @@
+"""Every model spec in models/*.toml maps one-to-one onto its model's ``to_config()``."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from evalbayes.models import model_from_config
+
+SPECS = sorted((Path(__file__).resolve().parents[1] / "models").glob("*.toml"))
+
+
+def test_there_are_specs():
+    assert any(path.name == "beta_binomial.toml" for path in SPECS)
+
+
+@pytest.mark.parametrize("path", SPECS, ids=[p.name for p in SPECS])
+def test_spec_round_trips_through_the_model(path):
+    spec = tomllib.loads(path.read_text())
+    spec.pop("sampler", None)
+    model = model_from_config(spec)
+    config = model.to_config()
+    assert set(config) == set(spec), f"{path.name}: keys differ from to_config()"
+    for key, value in spec.items():
+        if key == "model":
+            continue
+        assert config[key] == value, f"{path.name}: {key}"
+
+
+def test_default_spec_is_the_default_model():
+    from evalbayes.models import BetaBinomialModel
+
+    spec = tomllib.loads((SPECS[0].parent / "beta_binomial.toml").read_text())
+    spec.pop("sampler")
+    assert model_from_config(spec) == BetaBinomialModel()
