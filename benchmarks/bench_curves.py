@@ -1,0 +1,189 @@
+"""Benchmark: posterior pass@k curves for 4000 draws x 100 systems x 500 tasks, k = 1..1024.
+
+Compares, in one run and on the same synthetic posterior (mu, kappa draws of the
+Beta-Binomial model, built directly as a Dataset; no sampling):
+
+* ``population`` — ``BetaBinomialModel.curve(..., estimand="population")``: closed form
+  ``1 - B(a, b + k) / B(a, b)`` per draw and system (no task dimension at all);
+* ``tasks`` — ``BetaBinomialModel.curve(..., estimand="tasks")``: exact conjugate draws of the
+  latent rates, streamed per system in chunks, averaged over tasks per k;
+* ``expected`` — ``BetaBinomialModel.expected_curve``: the Rao-Blackwellised per-draw
+  expectation over unique (n, c) cells (its mean equals the tasks estimand's mean; its spread
+  does not include trial noise, so it is not a substitute for ``tasks`` intervals);
+* baseline ``explicit p`` — draw every latent rate into one full (draws x systems x tasks)
+  array, then compute ``1 - (1 - p)^k`` and average over tasks for each k.
+
+The baseline's rates are drawn from the same per-system random streams as ``tasks``, so the
+two must agree to rounding; the run prints the largest difference.
+
+The k grid is the powers of two 1, 2, 4, ..., 1024 (11 values). A dense grid k = 1..1024 is
+not measured: its *output* alone, draws x systems x 1024 float64, is 3.3 GB for every method;
+time grows linearly in the number of k for ``tasks`` and the baseline (one pass over the rates
+per k), so ``--dense`` figures can be read off as x 1024 / 11.
+
+The baseline's full array is 4000 x 100 x 500 x 8 B = 1.6 GB (plus a same-size temporary per
+k), too much for a shared 2-core machine; it is measured on ``--baseline-systems`` systems
+(default 10) and extrapolated linearly in systems (both its time and its memory are linear in
+the number of systems: every system is an independent slice). All methods are also measured
+on that subset, so the subset ratios are measured, not extrapolated.
+
+Peak memory is measured with ``tracemalloc`` (NumPy reports its allocations to it), time with
+``time.perf_counter``; both in the same call (tracemalloc's per-allocation overhead is
+negligible for these array sizes). Run::
+
+    .venv/bin/python benchmarks/bench_curves.py            # full grid, ~1-2 minutes
+    .venv/bin/python benchmarks/bench_curves.py --quick    # small smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from evalbayes.data import EvalData
+from evalbayes.metrics import prob_curve
+from evalbayes.models.beta_binomial import BetaBinomialModel
+
+SEED = 20240601
+
+
+def synthetic(
+    n_draws: int, n_systems: int, n_tasks: int, n_trials: int
+) -> tuple[EvalData, xr.Dataset]:
+    """Counts from a U-shaped task population, and posterior-like (mu, kappa) draws."""
+    rng = np.random.default_rng(SEED)
+    mu = rng.uniform(0.1, 0.9, n_systems)
+    kappa = rng.lognormal(0.5, 0.7, n_systems)
+    p = rng.beta(mu[:, None] * kappa[:, None], (1 - mu[:, None]) * kappa[:, None],
+                 size=(n_systems, n_tasks))
+    n = np.full((n_systems, n_tasks), n_trials)
+    c = rng.binomial(n, p)
+    data = EvalData.from_arrays(n, c)
+    chains = 4
+    draws = n_draws // chains
+    shape = (chains, draws, n_systems)
+    mu_draws = np.clip(mu + rng.normal(0, 0.02, shape), 0.01, 0.99)
+    log_kappa = np.log(kappa) + rng.normal(0, 0.15, shape)
+    coords = {"chain": np.arange(chains), "draw": np.arange(draws),
+              "system": data.dataset["system"].values}
+    dims = ("chain", "draw", "system")
+    posterior = xr.Dataset(
+        {
+            "mu": (dims, mu_draws),
+            "kappa": (dims, np.exp(log_kappa)),
+            "log_kappa": (dims, log_kappa),
+        },
+        coords=coords,
+    )
+    return data, posterior
+
+
+def explicit_p(
+    posterior: xr.Dataset, data: EvalData, k: np.ndarray, seed: int
+) -> np.ndarray:
+    """Baseline: every latent rate in one (chain, draw, system, task) array, then each k."""
+    mu = posterior["mu"].values
+    kappa = posterior["kappa"].values
+    a, b = mu * kappa, (1 - mu) * kappa
+    n, c = data.n.values, data.c.values
+    p = np.empty((*a.shape, n.shape[1]))
+    for s in range(n.shape[0]):  # the same per-system streams as the library's tasks curve
+        rng = np.random.default_rng([seed, s])
+        p[:, :, s, :] = rng.beta(a[..., s, None] + c[s], b[..., s, None] + (n[s] - c[s]))
+    out = np.empty((*a.shape, len(k)))
+    for j, kj in enumerate(k):
+        out[..., j] = prob_curve(p, kj, "pass@k")[..., 0].mean(axis=-1)
+    return out
+
+
+def measure(func: Callable[[], Any]) -> tuple[float, float, Any]:
+    """Seconds and peak traced memory (MB) of one call, and its result."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    start = time.perf_counter()
+    result = func()
+    seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1] / 1e6
+    tracemalloc.stop()
+    return seconds, peak, result
+
+
+def run(n_draws: int, n_systems: int, n_tasks: int, n_trials: int, k: np.ndarray,
+        base_systems: int) -> None:
+    data, posterior = synthetic(n_draws, n_systems, n_tasks, n_trials)
+    model = BetaBinomialModel()
+    seed = 0
+    print(f"grid: {n_draws} draws x {n_systems} systems x {n_tasks} tasks (n = {n_trials}), "
+          f"k = {k.astype(int).tolist()}")
+    print(f"output per method: {n_draws * n_systems * len(k) * 8 / 1e6:.1f} MB; "
+          f"full explicit-p array: {n_draws * n_systems * n_tasks * 8 / 1e9:.2f} GB")
+
+    def methods(post: xr.Dataset, dat: EvalData) -> dict[str, Callable[[], Any]]:
+        return {
+            "population": lambda: model.curve(post, dat, k, "pass@k", "population", False),
+            "tasks": lambda: model.curve(post, dat, k, "pass@k", "tasks", False, seed=seed),
+            "expected": lambda: model.expected_curve(post, dat, k, "pass@k"),
+        }
+
+    # ---- subset: every method, including the baseline, measured
+    sub_names = data.systems[:base_systems]
+    sub_data = data.subset(systems=sub_names)
+    sub_post = posterior.sel(system=sub_names)
+    print(f"\n[subset: {base_systems} systems, all measured]")
+    sub = {}
+    for name, func in methods(sub_post, sub_data).items():
+        sub[name] = measure(func)
+    sub["explicit p"] = measure(lambda: explicit_p(sub_post, sub_data, k, seed))
+    base_s, base_mb, base_values = sub["explicit p"]
+    tasks_values = sub["tasks"][2].values
+    print(f"{'method':<12} {'seconds':>9} {'peak MB':>9} {'time ratio':>11} {'mem ratio':>10}"
+          "   (ratio = explicit p / method)")
+    for name, (sec, mb, _) in sub.items():
+        print(f"{name:<12} {sec:9.2f} {mb:9.1f} {base_s / sec:11.1f} {base_mb / mb:10.1f}")
+    print(f"max |tasks - explicit p| on the same draws: "
+          f"{np.max(np.abs(tasks_values - base_values)):.2e}")
+    mean_gap = np.max(np.abs(sub["expected"][2].values.mean((0, 1))
+                             - tasks_values.mean((0, 1))))
+    print(f"max |posterior mean of expected - of tasks|: {mean_gap:.2e} "
+          "(Monte Carlo error of the p draws)")
+
+    # ---- full grid: library methods measured, baseline extrapolated
+    if n_systems == base_systems:
+        return
+    print(f"\n[full grid: {n_systems} systems; explicit p extrapolated x "
+          f"{n_systems / base_systems:g} from the subset]")
+    scale = n_systems / base_systems
+    full = {name: measure(func) for name, func in methods(posterior, data).items()}
+    ext_s, ext_mb = base_s * scale, base_mb * scale
+    print(f"{'method':<12} {'seconds':>9} {'peak MB':>9} {'time ratio':>11} {'mem ratio':>10}")
+    for name, (sec, mb, _) in full.items():
+        print(f"{name:<12} {sec:9.2f} {mb:9.1f} {ext_s / sec:11.1f} {ext_mb / mb:10.1f}")
+    print(f"{'explicit p':<12} {ext_s:9.2f} {ext_mb:9.1f} {'(extrapolated)':>22}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--draws", type=int, default=4000)
+    parser.add_argument("--systems", type=int, default=100)
+    parser.add_argument("--tasks", type=int, default=500)
+    parser.add_argument("--trials", type=int, default=32)
+    parser.add_argument("--kmax", type=int, default=1024)
+    parser.add_argument("--baseline-systems", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="400 draws x 10 systems x 100 tasks")
+    args = parser.parse_args()
+    if args.quick:
+        args.draws, args.systems, args.tasks, args.baseline_systems = 400, 10, 100, 5
+    if not 1 <= args.baseline_systems <= args.systems:
+        parser.error("--baseline-systems must lie in 1..--systems")
+    k = 2.0 ** np.arange(int(np.log2(args.kmax)) + 1)
+    run(args.draws, args.systems, args.tasks, args.trials, k, args.baseline_systems)
+
+
+if __name__ == "__main__":
+    main()

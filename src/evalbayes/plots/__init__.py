@@ -1,0 +1,19 @@
+"""Plots of evalbayes results (matplotlib).
+
+Every function takes numbers that were already computed (posterior draws, a
+:class:`~evalbayes.comparison.Comparison`, a posterior predictive check), never samples, and
+returns the :class:`matplotlib.axes.Axes` it drew on. Pass ``ax=`` to draw into an existing
+figure. Titles name the metric and the estimand, and say APPROXIMATE for variational fits.
+"""
+
+from evalbayes.plots.comparison import plot_comparison, plot_superiority_matrix
+from evalbayes.plots.curves import plot_pass_at_k, plot_pass_hat_k
+from evalbayes.plots.ppc import plot_ppc
+
+__all__ = [
+    "plot_comparison",
+    "plot_pass_at_k",
+    "plot_pass_hat_k",
+    "plot_ppc",
+    "plot_superiority_matrix",
+]
