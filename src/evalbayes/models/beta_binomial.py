@@ -356,8 +356,12 @@ class BetaBinomialModel(Model):
             out = np.zeros((chains, draws, n_sys, len(k)))
         for s, tasks, p in self._p_draws(a, b, data, seed):
             seen = observed[s, tasks]
+            # log(1 - p) (pass@k) or log p (pass^k) once per chunk, then one exp per k.
+            with np.errstate(divide="ignore"):
+                log_base = np.log1p(-p) if metric == "pass@k" else np.log(p)
             for j, kj in enumerate(k):
-                vals = prob_curve(p, kj, metric)[..., 0]
+                scaled = kj * log_base
+                vals = -np.expm1(scaled) if metric == "pass@k" else np.exp(scaled)
                 if per_task:
                     out[:, :, s, tasks[seen], j] = vals[..., seen]
                 else:
