@@ -91,7 +91,8 @@ def bench_models(task_counts: list[int], seed: int) -> None:
                 f"{ess / seconds:>9.0f} | {div:>7}"
             )
         (s_c, e_c, _), (s_e, e_e, _) = results["collapsed"], results["explicit"]
-        print(f"{'':>6} | ratio collapsed/explicit ESS per second: {(e_c / s_c) / (e_e / s_e):.1f}x")
+        ratio = (e_c / s_c) / (e_e / s_e)
+        print(f"{'':>6} | ratio collapsed/explicit ESS per second: {ratio:.1f}x")
 
 
 def bench_cli() -> None:

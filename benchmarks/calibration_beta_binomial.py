@@ -42,7 +42,7 @@ PRIORS = {
 
 def task_bootstrap(rates: np.ndarray, rng: np.random.Generator, n_boot: int = 2000):
     """Percentile bootstrap of the mean per row of ``rates`` (R x N), resampling tasks."""
-    reps, n_tasks = rates.shape
+    n_tasks = rates.shape[1]
     idx = rng.integers(0, n_tasks, size=(n_boot, n_tasks))
     means = rates[:, idx].mean(axis=2)  # R x n_boot
     return np.quantile(means, 0.025, axis=1), np.quantile(means, 0.975, axis=1)

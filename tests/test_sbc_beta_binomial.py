@@ -22,15 +22,8 @@ TRIALS = 8
 
 
 def simulate_from_prior(model: BetaBinomialModel, seed: int):
-    rng = np.random.default_rng(seed)
-    mu = rng.beta(*model.mu_prior, size=REPLICATES)
-    kappa = np.exp(rng.normal(*model.log_kappa_prior, size=REPLICATES))
-    p = rng.beta(mu[:, None] * kappa[:, None], (1 - mu[:, None]) * kappa[:, None],
-                 size=(REPLICATES, TASKS))
-    p = np.nan_to_num(p, nan=0.5)  # Beta draws with tiny parameters can underflow to NaN
-    n = np.full((REPLICATES, TASKS), TRIALS)
-    c = rng.binomial(n, p)
-    return EvalData.from_arrays(n, c), mu, kappa
+    data, truth = model.simulate_prior(REPLICATES, TASKS, TRIALS, seed=seed)
+    return data, truth["mu"], truth["kappa"]
 
 
 def sbc_pvalues(fit_model: BetaBinomialModel, data: EvalData, mu, kappa) -> dict[str, float]:

@@ -140,6 +140,30 @@ class BetaBinomialModel(Model):
         if len(self.log_kappa_prior) != 2 or self.log_kappa_prior[1] <= 0:
             raise ValueError(f"log_kappa_prior must be (mean, sd > 0), got {self.log_kappa_prior}")
 
+    # ------------------------------------------------------------------ simulation
+    def simulate_prior(
+        self, systems: int, tasks: int, trials: int, seed: int = 0
+    ) -> tuple[EvalData, dict[str, np.ndarray]]:
+        """Draw hyperparameters from the prior and counts from the model (for SBC).
+
+        Returns the data (``systems x tasks`` cells of ``trials`` trials) and the true
+        ``mu`` and ``kappa`` per system. ``pooling="partial"`` with independent hyperpriors.
+        """
+        if self.pooling != "partial" or self.hyperprior != "independent":
+            raise ValueError("simulate_prior needs pooling='partial', hyperprior='independent'")
+        rng = np.random.default_rng(seed)
+        mu = rng.beta(*self.mu_prior, size=systems)
+        kappa = np.exp(rng.normal(*self.log_kappa_prior, size=systems))
+        a = (mu * kappa)[:, None]
+        b = ((1 - mu) * kappa)[:, None]
+        # Beta draws with tiny parameters can underflow to NaN; they are then a point mass at
+        # 0 or 1 with probabilities mu and 1 - mu.
+        p = rng.beta(a, b, size=(systems, tasks))
+        bad = np.isnan(p)
+        p[bad] = rng.random(bad.sum()) < np.broadcast_to(mu[:, None], p.shape)[bad]
+        n = np.full((systems, tasks), trials)
+        return EvalData.from_arrays(n, rng.binomial(n, p)), {"mu": mu, "kappa": kappa}
+
     # ------------------------------------------------------------------ inference
     @property
     def needs_mcmc(self) -> bool:
