@@ -257,3 +257,18 @@ def test_loo_runs_on_pointwise_log_likelihood(tinyagent_fit):
     assert log_lik.dims == ("chain", "draw", "cell")
     assert log_lik.sizes["cell"] == 20
     assert bool(np.isfinite(log_lik).all())
+
+
+def test_shared_hyperprior_fits_and_borrows_strength(tinyagent):
+    post = BetaBinomialModel(hyperprior="shared").fit(
+        tinyagent, draws=1000, tune=1000, chains=4, seed=4, target_accept=0.95
+    )
+    diag = post.diagnostics(warn=False)
+    assert diag.passed, str(diag)
+    assert {"mu_logit_loc", "log_kappa_scale"} <= set(post.posterior.data_vars)
+    draws = post.pass_at_k([1, 8], estimand="population")
+    assert draws.dims == ("chain", "draw", "system", "k")
+    # borrowing strength: the shared log-kappa location lies between the systems' values
+    loc = float(post.posterior["log_kappa_loc"].mean())
+    per_system = post.posterior["log_kappa"].mean(("chain", "draw")).values
+    assert per_system.min() - 0.5 < loc < per_system.max() + 0.5
