@@ -311,7 +311,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if kind == "items":
             ax = plots.plot_item_difficulty(posterior.items())
         else:
-            ax = plots.plot_wright_map(posterior)
+            ax = plots.plot_wright_map(posterior.abilities(), posterior.items())
     else:  # pragma: no cover - argparse restricts choices
         raise CLIError(f"unknown plot kind {kind!r}")
     out = Path(args.output or f"{Path(args.fit).stem}-{kind}.png")

@@ -31,10 +31,12 @@ Pooling
 Priors (``pooling="partial"``)
 ------------------------------
 ``hyperprior="independent"`` (default): per system ``mu ~ Beta(1, 1)`` and
-``log kappa ~ Normal(1, 1.5)``. The prior on ``log kappa`` puts 16 % of its mass below
-``kappa = 0.6`` (U-shaped populations) and 10 % above ``kappa = 18`` (tight ones); it was chosen
-by the frequentist calibration study in ``benchmarks/calibration_beta_binomial.py``
-(results in ``benchmarks/README.md``).
+``log kappa ~ Normal(1, 1.5)``; ``mu`` is sampled on the logit scale with the exactly
+transformed Beta density, so that ``(1 - mu) kappa`` stays accurate next to 0 and 1.
+The prior on ``log kappa`` puts 16 % of its mass below ``kappa = 0.6`` (U-shaped
+populations) and 10 % above ``kappa = 18`` (tight ones); it was chosen by the frequentist
+calibration study in ``benchmarks/calibration_beta_binomial.py`` (results in
+``benchmarks/README.md``).
 
 ``hyperprior="shared"``: systems borrow strength, ``logit mu[s] ~ Normal(m_mu, s_mu)`` and
 ``log kappa[s] ~ Normal(m_k, s_k)`` (non-centred) with ``m_mu ~ Normal(0, 1.5)``,
@@ -50,7 +52,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 import xarray as xr
-from scipy.special import betaln, gammaln
+from scipy.special import betaln, expit, gammaln
 
 from evalbayes.data import EvalData
 from evalbayes.metrics import beta_curve, prob_curve
@@ -214,22 +216,30 @@ class BetaBinomialModel(Model):
             cell_s = pm.Data("cell_s", values["cell_s"], dims="cell")
             k_mean, k_sd = self.log_kappa_prior
             if self.hyperprior == "independent":
-                mu = pm.Beta("mu", *self.mu_prior, dims="system")
+                # mu ~ Beta(a0, b0), sampled as x = logit(mu) with the exactly transformed
+                # density a0 log sigmoid(x) + b0 log sigmoid(-x) (+ const). Working on x keeps
+                # mu kappa and (1 - mu) kappa = kappa sigmoid(-x) accurate when mu is within
+                # 1e-16 of 0 or 1, where 1 - mu underflows and the logp turned NaN (seen as a
+                # chain whose step size collapsed, every draw divergent).
+                a0, b0 = self.mu_prior
+                mu_logit = pm.Flat("mu_logit", dims="system")
+                pm.Potential(
+                    "mu_prior", -(a0 * pt.softplus(-mu_logit) + b0 * pt.softplus(mu_logit))
+                )
                 log_kappa = pm.Normal("log_kappa", k_mean, k_sd, dims="system")
             else:
                 mu_loc = pm.Normal("mu_logit_loc", 0.0, 1.5)
                 mu_scale = pm.HalfNormal("mu_logit_scale", 1.0)
                 mu_z = pm.Normal("mu_logit_z", 0.0, 1.0, dims="system")
-                mu = pm.Deterministic(
-                    "mu", pm.math.invlogit(mu_loc + mu_scale * mu_z), dims="system"
-                )
+                mu_logit = pm.Deterministic("mu_logit", mu_loc + mu_scale * mu_z, dims="system")
                 k_loc = pm.Normal("log_kappa_loc", k_mean, k_sd)
                 k_scale = pm.HalfNormal("log_kappa_scale", 1.0)
                 k_z = pm.Normal("log_kappa_z", 0.0, 1.0, dims="system")
                 log_kappa = pm.Deterministic("log_kappa", k_loc + k_scale * k_z, dims="system")
+            pm.Deterministic("mu", pt.sigmoid(mu_logit), dims="system")
             kappa = pm.Deterministic("kappa", pt.exp(log_kappa), dims="system")
-            alpha = (mu * kappa)[cell_s]
-            beta = ((1.0 - mu) * kappa)[cell_s]
+            alpha = (kappa * pt.sigmoid(mu_logit))[cell_s]
+            beta = (kappa * pt.sigmoid(-mu_logit))[cell_s]
             logp = pm.logp(pm.BetaBinomial.dist(n=cell_n, alpha=alpha, beta=beta), cell_c)
             pm.Potential("loglik", (cell_w * logp).sum())
         return model
@@ -249,7 +259,7 @@ class BetaBinomialModel(Model):
         tree = run_inference(
             lambda: self._build(n_systems, size, values), sampler, key, data_updates=values
         )
-        keep = ["mu", "kappa", "log_kappa"]
+        keep = ["mu", "mu_logit", "kappa", "log_kappa"]
         if self.hyperprior == "shared":
             keep += ["mu_logit_loc", "mu_logit_scale", "log_kappa_loc", "log_kappa_scale"]
         posterior = tree["posterior"].to_dataset()[keep]
@@ -261,9 +271,10 @@ class BetaBinomialModel(Model):
 
     # ------------------------------------------------------------------ derived
     def _ab(self, posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
-        mu = posterior["mu"].transpose("chain", "draw", "system").values
+        """Beta parameters ``(mu kappa, (1 - mu) kappa)`` per draw, from logit(mu)."""
+        x = posterior["mu_logit"].transpose("chain", "draw", "system").values
         kappa = posterior["kappa"].transpose("chain", "draw", "system").values
-        return mu * kappa, (1.0 - mu) * kappa
+        return kappa * expit(x), kappa * expit(-x)
 
     def curve(
         self,
