@@ -1,0 +1,194 @@
+"""Sections "Systems" (pass@1 per system, every interval side by side) and "pass@k and
+pass^k" (tables over k and band plots).
+
+Two estimands, always named (seed 000 ch. 17.3): *these tasks* (the average over the tasks
+that were run; only trial noise is uncertain) and *tasks like these* (a new task from the
+same population; task sampling is uncertain too). The frequentist columns answer the same
+two questions: the Wilson interval of the pooled trials treats every trial as independent
+(at most a these-tasks interval, too narrow when tasks differ); the task bootstrap resamples
+tasks (tasks like these).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evalbayes.comparison import Comparison
+from evalbayes.plots import plot_pass_at_k, plot_pass_hat_k
+from evalbayes.report._format import fmt, fmt_interval
+from evalbayes.report.context import ReportContext
+from evalbayes.report.document import Block, Code, Figure, Section, Strong, Table, paragraph
+from evalbayes.report.figures import new_figure, report_style, to_png
+
+__all__ = ["MAX_CURVE_SYSTEMS", "curves_section", "systems_section"]
+
+MAX_CURVE_SYSTEMS = 10
+ESTIMAND_LABEL = {"tasks": "these tasks", "population": "tasks like these"}
+
+
+def _estimate_cells(ctx: ReportContext, metric: str, estimand: str, k: int) -> dict[str, str]:
+    """'mean [lower, upper]' per system, or 'n/a' when the model lacks the estimand."""
+    summary = ctx.summary(metric, estimand, k)
+    if not summary:
+        return {s: "n/a" for s in ctx.systems}
+    return {s: f"{fmt(m)} {fmt_interval(lo, hi)}" for s, (m, lo, hi) in summary.items()}
+
+
+def _p_best(ctx: ReportContext) -> dict[str, float]:
+    draws = ctx.curve("pass@k", "tasks").sel(k=[1.0])
+    if len(ctx.systems) < 2:
+        return {s: 1.0 for s in ctx.systems}
+    best = Comparison.from_draws(draws, rope=ctx.rope, ci_prob=ctx.ci_prob).p_best()
+    return {str(s): float(best.sel(system=s, k=1.0)) for s in best["system"].values}
+
+
+def systems_section(ctx: ReportContext) -> Section:
+    """pass@1 per system: unbiased, Wilson, task bootstrap, posterior for both estimands."""
+    tasks = ctx.summary("pass@k", "tasks", 1)
+    population = ctx.summary("pass@k", "population", 1)
+    p_best = _p_best(ctx)
+    rows = []
+    for s in ctx.crosscheck.systems:
+        t_mean, t_lo, t_hi = tasks[s.system]
+        p_mean, p_lo, p_hi = population.get(s.system, (np.nan, np.nan, np.nan))
+        rows.append(
+            [
+                s.system,
+                fmt(s.pass1_mean),
+                fmt_interval(s.wilson.lower, s.wilson.upper),
+                fmt_interval(s.task_bootstrap.lower, s.task_bootstrap.upper),
+                fmt(t_mean),
+                fmt_interval(t_lo, t_hi),
+                fmt(p_mean) if population else "n/a",
+                fmt_interval(p_lo, p_hi) if population else "n/a",
+                fmt(p_best[s.system]),
+            ]
+        )
+    pct = f"{ctx.ci_prob:.0%}"
+    table = Table.build(
+        "per-system",
+        [
+            "system",
+            "pass@1 (unbiased, task average)",
+            f"Wilson {pct} (pooled trials)",
+            f"task bootstrap {pct}",
+            "posterior mean: these tasks",
+            f"{pct} interval: these tasks",
+            "posterior mean: tasks like these",
+            f"{pct} interval: tasks like these",
+            "P(best)",
+        ],
+        rows,
+        caption="pass@1 per system: frequentist estimates beside the posterior, both estimands",
+        numeric=[False] + [True] * 8,
+    )
+    blocks: list[Block] = [
+        paragraph(
+            "pass@1 is the task average of the per-task success rates (ch. 17.1). ",
+            Strong("These tasks"),
+            ": how well the system does on the tasks that were run; only trial noise is "
+            "uncertain. ",
+            Strong("Tasks like these"),
+            ": how well it will do on new tasks from the same population; the sampling of "
+            "tasks is uncertain too, so this interval is wider, often several times.",
+        ),
+        table,
+        paragraph(
+            "The Wilson interval pools all trials as if independent and is at most a "
+            "these-tasks interval; the task bootstrap resamples tasks and answers the "
+            "tasks-like-these question (ch. 17.3). Posterior intervals are equal-tailed, from "
+            f"{ctx.posterior.label}. P(best): posterior probability that the system has the "
+            "highest pass@1 on these tasks.",
+        ),
+    ]
+    if ctx.posterior.approximate:
+        blocks.insert(0, paragraph(Strong("APPROXIMATE: "), "variational fit; posterior "
+                                   "intervals are approximate, often too narrow."))
+    return Section("systems", "Systems: pass@1", tuple(blocks))
+
+
+def _k_table(ctx: ReportContext) -> Table:
+    unbiased = {m: ctx.unbiased(m) for m in ("pass@k", "pass^k")}
+    cells = {
+        (metric, estimand, k): _estimate_cells(ctx, metric, estimand, k)
+        for metric in ("pass@k", "pass^k")
+        for estimand in ("tasks", "population")
+        for k in ctx.ks
+    }
+    rows = []
+    for system in ctx.systems:
+        for k in ctx.ks:
+            row = [system, str(k)]
+            for metric in ("pass@k", "pass^k"):
+                value = float(unbiased[metric].sel(system=system, k=float(k)))
+                row.append(fmt(value))
+                for estimand in ("tasks", "population"):
+                    row.append(cells[metric, estimand, k][system])
+            rows.append(row)
+    pct = f"{ctx.ci_prob:.0%}"
+    return Table.build(
+        "pass-at-k",
+        [
+            "system", "k",
+            "pass@k unbiased", f"pass@k these tasks [{pct}]", f"pass@k tasks like these [{pct}]",
+            "pass^k unbiased", f"pass^k these tasks [{pct}]", f"pass^k tasks like these [{pct}]",
+        ],
+        rows,
+        caption="pass@k and pass^k: unbiased estimates (k <= n) and posterior mean [interval]",
+        numeric=[False] + [True] * 7,
+    )  # fmt: skip
+
+
+def _curve_figure(ctx: ReportContext, metric: str) -> Figure:
+    estimands = [e for e in ("tasks", "population") if ctx.curve(metric, e) is not None]
+    systems = ctx.ranking()[:MAX_CURVE_SYSTEMS]
+    systems = [s for s in ctx.systems if s in systems]  # keep data order
+    plot = plot_pass_at_k if metric == "pass@k" else plot_pass_hat_k
+    with report_style():
+        figure, axes = new_figure(5.6 * len(estimands), 4.2, 1, len(estimands))
+        for ax, estimand in zip(axes[0], estimands, strict=True):
+            plot(
+                ctx.curve(metric, estimand),
+                unbiased=ctx.unbiased(metric) if estimand == "tasks" else None,
+                ax=ax,
+                systems=systems,
+            )
+        png = to_png(figure)
+    slug = "pass-at-k" if metric == "pass@k" else "pass-hat-k"
+    what = "at least one of k attempts succeeds" if metric == "pass@k" else "all k succeed"
+    return Figure(
+        name=slug,
+        png=png,
+        alt=f"{metric} against k per system, posterior median with 50% and 95% bands",
+        caption=(
+            f"{metric} ({what}): posterior median and 50 % / 95 % bands per system; open "
+            "points: unbiased estimates (these tasks only, k <= n). Left: these tasks; right: "
+            "tasks like these."
+        ),
+    )
+
+
+def curves_section(ctx: ReportContext) -> Section:
+    """Band plots and the table over k."""
+    blocks: list[Block] = [
+        paragraph(
+            "pass@k is the chance that at least one of k independent attempts succeeds, "
+            "averaged over tasks: coverage with an oracle that picks the passing attempt "
+            "(ch. 17.2). pass^k is the chance that all k succeed: reliability (seed 004 §5.5). "
+            "The unbiased estimator of pass@k exists only for k <= n; the posterior extends "
+            "past n through the model of per-task rates.",
+        ),
+        _curve_figure(ctx, "pass@k"),
+        _curve_figure(ctx, "pass^k"),
+    ]
+    if len(ctx.systems) > MAX_CURVE_SYSTEMS:
+        blocks.append(
+            paragraph(
+                f"The plots show the {MAX_CURVE_SYSTEMS} systems with the highest posterior "
+                "pass@1; the table below has every system (",
+                Code("evalbayes plot FIT --kind pass-at-k"),
+                " draws others).",
+            )
+        )
+    blocks.append(_k_table(ctx))
+    return Section("curves", "pass@k and pass^k", tuple(blocks))
