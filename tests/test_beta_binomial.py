@@ -272,3 +272,30 @@ def test_shared_hyperprior_fits_and_borrows_strength(tinyagent):
     loc = float(post.posterior["log_kappa_loc"].mean())
     per_system = post.posterior["log_kappa"].mean(("chain", "draw")).values
     assert per_system.min() - 0.5 < loc < per_system.max() + 0.5
+
+
+def test_stable_beta_binomial_log_ratio_against_references():
+    """The likelihood's finite-sum form equals betaln differences where those are accurate
+    and the Binomial limit at huge kappa, where differences of gammaln lose all precision."""
+    import pytensor
+    import pytensor.tensor as pt
+    from scipy.special import betaln, expit
+
+    from evalbayes.models.beta_binomial import _log_beta_binomial_ratio
+
+    n_var, c_var = pt.lvector("n"), pt.lvector("c")
+    x_var, k_var = pt.dvector("x"), pt.dvector("k")
+    fn = pytensor.function(
+        [n_var, c_var, x_var, k_var], _log_beta_binomial_ratio(n_var, c_var, x_var, k_var, 64)
+    )
+    n = np.array([1, 5, 32, 64, 64, 17])
+    c = np.array([0, 3, 31, 0, 64, 9])
+    x = np.array([-2.0, 0.3, 4.0, -0.5, 1.5, 0.0])
+    log_kappa = np.array([-3.0, 0.0, 2.0, 5.0, 1.0, 8.0])
+    mu, kappa = expit(x), np.exp(log_kappa)
+    reference = betaln(mu * kappa + c, (1 - mu) * kappa + n - c) - betaln(mu * kappa,
+                                                                          (1 - mu) * kappa)
+    np.testing.assert_allclose(fn(n, c, x, log_kappa), reference, rtol=1e-9, atol=1e-10)
+    huge = np.full(6, 40.0)  # kappa = 2.4e17
+    binomial = c * np.log(mu) + (n - c) * np.log1p(-mu)
+    np.testing.assert_allclose(fn(n, c, x, huge), binomial, rtol=1e-12, atol=1e-12)
