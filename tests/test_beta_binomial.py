@@ -299,3 +299,17 @@ def test_stable_beta_binomial_log_ratio_against_references():
     huge = np.full(6, 40.0)  # kappa = 2.4e17
     binomial = c * np.log(mu) + (n - c) * np.log1p(-mu)
     np.testing.assert_allclose(fn(n, c, x, huge), binomial, rtol=1e-12, atol=1e-12)
+
+
+def test_many_trials_per_cell_use_the_gammaln_branch_and_converge():
+    """Cells with more than 256 trials (e.g. highk sampling runs) take the gammaln form."""
+    rng = np.random.default_rng(8)
+    p = rng.beta(2.0, 3.0, size=40)
+    n = np.full(40, 1000)
+    data = EvalData.from_arrays(n[None, :], rng.binomial(n, p)[None, :])
+    post = BetaBinomialModel().fit(data, draws=500, tune=500, chains=2, seed=2)
+    diag = post.diagnostics(warn=False)
+    assert diag.divergences == 0 and diag.rhat_max < 1.02
+    # with 1000 trials per task the population mean is pinned near the mean task rate
+    lower, upper = credible_interval(post.pass_at_k(1, estimand="population").sel(k=1), 0.99)
+    assert float(lower) < float((data.c / data.n).mean()) < float(upper)

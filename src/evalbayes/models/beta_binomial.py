@@ -95,7 +95,8 @@ def _unique_cells(data: EvalData) -> _Cells:
     )
 
 
-PRODUCT_MAX_TRIALS = 4096
+PRODUCT_MAX_TRIALS = 256
+LOG_KAPPA_LIMIT = 16.0
 
 
 def _log_beta_binomial_ratio(
@@ -112,7 +113,7 @@ def _log_beta_binomial_ratio(
     precision once kappa is large (at kappa ~ 1e17 the error is O(10) nats, enough to send a
     chain into a region of noise where its step size collapses), every term here stays
     accurate for any kappa, and the limit kappa -> infinity is the Binomial. Cost: O(n_max)
-    per cell, so it is used for ``n <= 4096`` trials per cell.
+    per cell, so it is used for cells of up to 256 trials.
     """
     import pytensor.tensor as pt
 
@@ -277,9 +278,14 @@ class BetaBinomialModel(Model):
                     cell_n, cell_c, mu_logit[cell_s], log_kappa[cell_s], n_max
                 )
             else:
+                # Many trials per cell: the O(n) sums would dominate, so use gammaln
+                # differences, and past kappa = e^16 (where they lose precision and the prior
+                # has no mass) the Binomial limit, which keeps the gradient pointing home.
                 alpha = (kappa * pt.sigmoid(mu_logit))[cell_s]
                 beta = (kappa * pt.sigmoid(-mu_logit))[cell_s]
-                logp = pm.logp(pm.BetaBinomial.dist(n=cell_n, alpha=alpha, beta=beta), cell_c)
+                exact = pm.logp(pm.BetaBinomial.dist(n=cell_n, alpha=alpha, beta=beta), cell_c)
+                limit = pm.logp(pm.Binomial.dist(n=cell_n, p=pt.sigmoid(mu_logit)[cell_s]), cell_c)
+                logp = pt.switch(log_kappa[cell_s] > LOG_KAPPA_LIMIT, limit, exact)
             pm.Potential("loglik", (cell_w * logp).sum())
         return model
 
