@@ -102,7 +102,12 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, nargs="+", default=[10, 30, 100])
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--out", default=None, help="CSV file for the full table")
+    parser.add_argument("--default-only", action="store_true",
+                        help="only the default prior (checks the model as shipped)")
     args = parser.parse_args()
+    if args.default_only:
+        for name in list(PRIORS)[1:]:
+            del PRIORS[name]
     table = run(args.reps, args.trials, args.tasks, args.seed)
     if args.out:
         table.to_csv(args.out, index=False)
