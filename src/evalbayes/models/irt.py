@@ -17,8 +17,8 @@ Priors and identification
 
     theta[s] ~ N(0, 1)
     b[t]     ~ N(0, sigma_b),      sigma_b ~ HalfNormal(sigma_b_prior)        (default 2)
-    log a[t] ~ N(0, sigma_a),      sigma_a ~ HalfNormal(sigma_a_prior)        (default 0.5;
-                                                                                2PL/3PL)
+    log a[t] ~ N(0, sigma_a),      sigma_a = 0.5 (default), or
+                                   sigma_a ~ HalfNormal(sigma_a_prior) with sigma_a="estimate"
     g[t]     ~ Beta(*guess_prior)  (default Beta(2, 8), mean 0.2), or g = guess  (3PL)
 
 The logit is unchanged by ``theta + d, b + d`` (location) and ``theta * m, b * m, a / m``
@@ -30,9 +30,20 @@ to ``theta ~ N(0, 1)`` leaves the shift pinned only by the ``S`` abilities' prio
 50 systems x 500 items it did not converge (R-hat 1.08-1.20, bulk ESS 15-40; DESIGN.md,
 "Measured facts"; benchmarks/irt.md repeats the comparison).
 
-``b`` and ``log a`` are sampled centred or non-centred (``parameterization``); ``"auto"``
-centres them when items carry at least ``AUTO_CENTER_TRIALS`` trials on average, where the
-centred form mixed faster (benchmarks/irt.md).
+The sampler sees the same prior written as means plus zero-sum deviations:
+``theta = mean_theta + theta_dev`` with ``theta_dev ~ ZeroSumNormal(1)`` and
+``mean_theta ~ N(0, 1/S)`` (independent: that is how ``S`` iid N(0, 1) decompose), likewise
+``b = mean_b + b_dev``. The likelihood sees only the gap ``mean_theta - mean_b``, so the two
+means are rotated into the gap and a level that is independent of it a priori and untouched
+by the data. Without the rotation the shift direction moved all ``S + T`` coordinates at
+once: on Terminal-Bench (13 systems, 80 tasks, 18 never solved, so ``sigma_b`` is large and
+the items pin the shift weakly) the 1PL had R-hat 1.036 and bulk ESS 229 on every ability;
+with it, R-hat 1.005 and ESS 488 (benchmarks/irt.md).
+
+``b_dev`` is sampled centred or non-centred (``parameterization``); ``"auto"`` centres it when
+items carry at least ``AUTO_CENTER_TRIALS`` trials on average, where the centred form mixed
+faster. ``log a`` is always non-centred: centred, it had R-hat 1.94 at 20 x 200
+(benchmarks/irt.md).
 
 Derived quantities (NumPy, from the stored draws)
 -------------------------------------------------
@@ -62,7 +73,7 @@ from evalbayes.metrics import prob_curve
 from evalbayes.models.base import Model, SamplerConfig, config_hash, run_inference
 from evalbayes.models.irt_quadrature import NodeSet, beta_nodes, item_population_curve
 
-__all__ = ["AUTO_CENTER_TRIALS", "KINDS", "IRTModel", "IRTDraws"]
+__all__ = ["AUTO_CENTER_TRIALS", "KINDS", "IRTDraws", "IRTModel"]
 
 Kind = Literal["1pl", "2pl", "3pl"]
 Parameterization = Literal["auto", "centered", "noncentered"]
@@ -117,7 +128,13 @@ class IRTModel(Model):
     sigma_b_prior : float
         Scale of the HalfNormal prior of ``sigma_b``, the spread of difficulties. Default 2.
     sigma_a_prior : float
-        Scale of the HalfNormal prior of ``sigma_a``, the spread of ``log a``. Default 0.5.
+        Scale of the HalfNormal prior of ``sigma_a`` when ``sigma_a="estimate"``.
+    sigma_a : float > 0 or "estimate"
+        2PL/3PL: the spread of ``log a``. A number (default 0.5: median discrimination 1,
+        95 % of items between 0.38 and 2.7) fixes it; ``"estimate"`` learns it with the
+        HalfNormal(``sigma_a_prior``) prior. The learned spread was the slowest-mixing
+        parameter of the 2PL (R-hat 1.064, bulk ESS 73 at 20 x 200, n = 1, where the fixed
+        one gave R-hat 1.009, ESS 566; benchmarks/irt.md).
     parameterization : {"auto", "centered", "noncentered"}
         How ``b`` and ``log a`` are sampled; ``"auto"`` centres when items have at least
         ``AUTO_CENTER_TRIALS`` trials on average.
@@ -130,6 +147,7 @@ class IRTModel(Model):
     guess_prior: tuple[float, float] = (2.0, 8.0)
     sigma_b_prior: float = 2.0
     sigma_a_prior: float = 0.5
+    sigma_a: float | str = 0.5
     parameterization: Parameterization = "auto"
 
     def __post_init__(self) -> None:
@@ -142,7 +160,9 @@ class IRTModel(Model):
                 )
         else:
             if isinstance(self.guess, bool) or not isinstance(self.guess, int | float):
-                raise ValueError(f"guess must be 'estimate' or a number in (0, 1), got {self.guess!r}")
+                raise ValueError(
+                    f"guess must be 'estimate' or a number in (0, 1), got {self.guess!r}"
+                )
             if not 0.0 < float(self.guess) < 1.0:
                 raise ValueError(f"guess must lie strictly inside (0, 1), got {self.guess}")
             if self.kind != "3pl":
@@ -155,6 +175,14 @@ class IRTModel(Model):
             value = getattr(self, label)
             if not (np.isfinite(value) and value > 0):
                 raise ValueError(f"{label} must be a positive number, got {value!r}")
+        if isinstance(self.sigma_a, str):
+            if self.sigma_a != "estimate":
+                raise ValueError(f"sigma_a must be 'estimate' or a positive number, got "
+                                 f"{self.sigma_a!r}")
+        elif (isinstance(self.sigma_a, bool) or not isinstance(self.sigma_a, int | float)
+              or not (np.isfinite(self.sigma_a) and self.sigma_a > 0)):
+            raise ValueError(f"sigma_a must be 'estimate' or a positive number, got "
+                             f"{self.sigma_a!r}")
         if self.parameterization not in PARAMETERIZATIONS:
             raise ValueError(
                 f"parameterization must be one of {PARAMETERIZATIONS}, "
@@ -248,22 +276,34 @@ class IRTModel(Model):
             cell_t = pm.Data("cell_t", values["cell_t"], dims="cell")
             cell_n = pm.Data("cell_n", values["cell_n"], dims="cell")
             cell_c = pm.Data("cell_c", values["cell_c"], dims="cell")
-            theta = pm.Normal("theta", 0.0, 1.0, dims="system")
             sigma_b = pm.HalfNormal("sigma_b", self.sigma_b_prior)
+            # theta ~ iid N(0, 1) and b ~ iid N(0, sigma_b), written as mean + zero-sum
+            # deviations (the same prior; x - mean(x) is ZeroSumNormal and independent of
+            # mean(x)). The two means enter the likelihood only through their gap, so they
+            # are rotated into the gap and a prior-only level, independent a priori.
+            theta_dev = pm.ZeroSumNormal("theta_dev", sigma=1.0, dims="system")
             if centered:
-                b = pm.Normal("b", 0.0, sigma_b, dims="task")
+                b_dev = pm.ZeroSumNormal("b_dev", sigma=sigma_b, dims="task")
             else:
-                b_z = pm.Normal("b_z", 0.0, 1.0, dims="task")
-                b = pm.Deterministic("b", sigma_b * b_z, dims="task")
+                b_dev = sigma_b * pm.ZeroSumNormal("b_dev_z", sigma=1.0, dims="task")
+            var_theta = 1.0 / n_sys  # Var(mean theta)
+            var_b = sigma_b**2 / n_task  # Var(mean b)
+            total = var_theta + var_b
+            gap = pm.Normal("location_gap_z", 0.0, 1.0) * pt.sqrt(total)
+            level = pm.Normal("location_level_z", 0.0, 1.0) * pt.sqrt(var_theta * var_b / total)
+            theta = pm.Deterministic(
+                "theta", level + gap * var_theta / total + theta_dev, dims="system"
+            )
+            b = pm.Deterministic("b", level - gap * var_b / total + b_dev, dims="task")
             eta = theta[cell_s] - b[cell_t]
             if self.has_discrimination:
-                sigma_a = pm.HalfNormal("sigma_a", self.sigma_a_prior)
-                if centered:
-                    log_a = pm.Normal("log_a", 0.0, sigma_a, dims="task")
+                if self.sigma_a == "estimate":
+                    sigma_a = pm.HalfNormal("sigma_a", self.sigma_a_prior)
                 else:
-                    a_z = pm.Normal("log_a_z", 0.0, 1.0, dims="task")
-                    log_a = sigma_a * a_z
-                a = pm.Deterministic("a", pt.exp(log_a), dims="task")
+                    sigma_a = pt.as_tensor_variable(float(self.sigma_a))
+                # always non-centred: centred log a had R-hat 1.94 (benchmarks/irt.md)
+                a_z = pm.Normal("log_a_z", 0.0, 1.0, dims="task")
+                a = pm.Deterministic("a", pt.exp(sigma_a * a_z), dims="task")
                 eta = a[cell_t] * eta
             # log sigmoid(x) = -softplus(-x), stable in both tails
             log_q, log_1mq = -pt.softplus(-eta), -pt.softplus(eta)
@@ -293,7 +333,7 @@ class IRTModel(Model):
         )
         keep = ["theta", "b", "sigma_b"]
         if self.has_discrimination:
-            keep += ["a", "sigma_a"]
+            keep += ["a", "sigma_a"] if self.sigma_a == "estimate" else ["a"]
         if self.estimates_guess:
             keep.append("g")
         posterior = tree["posterior"].to_dataset()[keep]
@@ -312,7 +352,10 @@ class IRTModel(Model):
         b = posterior["b"].transpose("chain", "draw", "task").values
         if self.has_discrimination:
             a = posterior["a"].transpose("chain", "draw", "task").values
-            sigma_a = posterior["sigma_a"].transpose("chain", "draw").values
+            if self.sigma_a == "estimate":
+                sigma_a = posterior["sigma_a"].transpose("chain", "draw").values
+            else:
+                sigma_a = np.full(b.shape[:2], float(self.sigma_a))
         else:
             a, sigma_a = np.ones_like(b), None
         if self.estimates_guess:

@@ -17,3 +17,4 @@ __all__ = [
     "plot_ppc",
     "plot_superiority_matrix",
 ]
+from evalbayes.plots.items import plot_item_curves, plot_item_difficulty, plot_wright_map  # noqa: F401
