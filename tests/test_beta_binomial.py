@@ -133,7 +133,9 @@ def test_same_seed_same_numbers(tinyagent_fit):
     second = tinyagent_fit.pass_at_k([1, 8])
     np.testing.assert_array_equal(first.values, second.values)
     again = BetaBinomialModel().fit(tinyagent_fit.data, draws=1000, tune=1000, chains=4, seed=1)
-    np.testing.assert_array_equal(again.posterior["mu"].values, tinyagent_fit.posterior["mu"].values)
+    np.testing.assert_array_equal(
+        again.posterior["mu"].values, tinyagent_fit.posterior["mu"].values
+    )
 
 
 def test_success_prob_and_posterior_predictive(tinyagent_fit):

@@ -76,7 +76,7 @@ def test_from_trials_counts_attempts():
 
 def test_from_trials_missing_outcome_is_an_explicit_choice():
     trials = pd.DataFrame({"system": ["A", "A"], "task": ["t", "t"], "success": [1, None]})
-    with pytest.raises(ValueError, match="row 1 .*success is missing"):
+    with pytest.raises(ValueError, match=r"row 1 .*success is missing"):
         EvalData.from_trials(trials)
     data = EvalData.from_trials(trials, missing="failure")
     assert (data.n.item(), data.c.item()) == (2, 1)

@@ -74,7 +74,8 @@ def _as_count_array(
     if frac.any():
         pos = int(np.flatnonzero(frac)[0])
         raise ValueError(
-            f"{_row_label(df, pos, system_col, task_col)}: {col}={float(arr[pos]):g} is not an integer"
+            f"{_row_label(df, pos, system_col, task_col)}: {col}={float(arr[pos]):g} "
+            "is not an integer"
         )
     neg = arr < 0
     if neg.any():
