@@ -132,3 +132,20 @@ def test_demo_writes_tables_and_the_band_plot(capsys, tmp_path):
     assert "population" in out and "P(B>A)" in out and "zero/speed" in out
     assert (tmp_path / "tinyagent_pass_at_k.png").stat().st_size > 10_000
     assert (tmp_path / "tinyagent-beta-binomial.nc").exists()
+
+
+def test_irt_fit_items_and_compare_models(fit_file, capsys, tmp_path):
+    irt = tmp_path / "irt.nc"
+    code, _, _ = run(
+        ["fit", "dataset:tinyagent", "--where", "experiment=sec17.1", "--model", "irt-1pl",
+         "-o", str(irt), "--draws", "300", "--tune", "300", "--chains", "2", "--quiet"],
+        capsys,
+    )
+    assert code == 0
+    code, out, _ = run(["items", str(irt), "--select", "3", "--format", "csv"], capsys)
+    table = pd.read_csv(__import__("io").StringIO(out))
+    assert code == 0 and len(table) == 3 and "task" in table.columns
+    code, out, _ = run(["compare-models", str(irt), str(fit_file)], capsys)
+    assert code == 0 and "elpd_loo" in out
+    code, _, err = run(["items", str(fit_file)], capsys)
+    assert code == 2 and "needs an IRT fit" in err
