@@ -28,7 +28,7 @@ from evalbayes.data import EvalData
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.results import Posterior
 
-__all__ = ["METHODS", "Model", "SamplerConfig", "config_hash", "run_inference"]
+__all__ = ["METHODS", "Model", "SamplerConfig", "cell_draws", "config_hash", "run_inference"]
 
 Method = Literal["nutpie", "pymc", "numpyro", "advi", "pathfinder"]
 METHODS: tuple[str, ...] = ("nutpie", "pymc", "numpyro", "advi", "pathfinder")
@@ -223,6 +223,23 @@ class Model(ABC):
     def estimands(self) -> tuple[str, ...]:
         """Estimands this model can report."""
         return ("tasks", "population")
+
+
+def cell_draws(
+    values: np.ndarray, posterior: xr.Dataset, data: EvalData, name: str
+) -> xr.DataArray:
+    """Wrap per-cell draws ``(chain, draw, system, task)`` with the fit's coordinates."""
+    return xr.DataArray(
+        values,
+        dims=("chain", "draw", "system", "task"),
+        coords={
+            "chain": posterior["chain"].values,
+            "draw": posterior["draw"].values,
+            "system": data.dataset["system"].values,
+            "task": data.dataset["task"].values,
+        },
+        name=name,
+    )
 
 
 def run_inference(

@@ -56,7 +56,7 @@ from scipy.special import betaln, expit, gammaln
 
 from evalbayes.data import EvalData
 from evalbayes.metrics import beta_curve, prob_curve
-from evalbayes.models.base import Model, SamplerConfig, config_hash, run_inference
+from evalbayes.models.base import Model, SamplerConfig, cell_draws, config_hash, run_inference
 
 __all__ = ["BetaBinomialModel"]
 
@@ -501,17 +501,7 @@ class BetaBinomialModel(Model):
         else:
             p_s = posterior["p"].transpose("chain", "draw", "system").values
             p = np.broadcast_to(p_s[..., None], (*p_s.shape, n.shape[1])).copy()
-        return xr.DataArray(
-            p,
-            dims=("chain", "draw", "system", "task"),
-            coords={
-                "chain": posterior["chain"].values,
-                "draw": posterior["draw"].values,
-                "system": data.dataset["system"].values,
-                "task": data.dataset["task"].values,
-            },
-            name="p",
-        )
+        return cell_draws(p, posterior, data, "p")
 
     def log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray:
         """Pointwise log-likelihood of each observed cell.

@@ -70,7 +70,7 @@ from scipy.special import expit, gammaln, log_expit
 
 from evalbayes.data import EvalData
 from evalbayes.metrics import prob_curve
-from evalbayes.models.base import Model, SamplerConfig, config_hash, run_inference
+from evalbayes.models.base import Model, SamplerConfig, cell_draws, config_hash, run_inference
 from evalbayes.models.irt_quadrature import NodeSet, beta_nodes, item_population_curve
 
 __all__ = ["AUTO_CENTER_TRIALS", "KINDS", "IRTDraws", "IRTModel"]
@@ -433,17 +433,7 @@ class IRTModel(Model):
     def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray:
         """Draws of ``p[s, t] = g + (1 - g) sigmoid(a (theta - b))`` (no Monte Carlo step)."""
         p = self.draws(posterior).prob()
-        return xr.DataArray(
-            p,
-            dims=("chain", "draw", "system", "task"),
-            coords={
-                "chain": posterior["chain"].values,
-                "draw": posterior["draw"].values,
-                "system": data.dataset["system"].values,
-                "task": data.dataset["task"].values,
-            },
-            name="p",
-        )
+        return cell_draws(p, posterior, data, "p")
 
     def log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray:
         """Binomial log pmf of each observed cell, dims ``(chain, draw, cell)``.
