@@ -28,7 +28,15 @@ from evalbayes.data import EvalData
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.results import Posterior
 
-__all__ = ["METHODS", "Model", "SamplerConfig", "cell_draws", "config_hash", "run_inference"]
+__all__ = [
+    "METHODS",
+    "Model",
+    "SamplerConfig",
+    "cell_draws",
+    "config_hash",
+    "padded_size",
+    "run_inference",
+]
 
 Method = Literal["nutpie", "pymc", "numpyro", "advi", "pathfinder"]
 METHODS: tuple[str, ...] = ("nutpie", "pymc", "numpyro", "advi", "pathfinder")
@@ -223,6 +231,14 @@ class Model(ABC):
     def estimands(self) -> tuple[str, ...]:
         """Estimands this model can report."""
         return ("tasks", "population")
+
+
+def padded_size(size: int) -> int:
+    """Padded length for compiled-model reuse: the next power of two, at least 16.
+
+    Data of similar size share one compiled model (``run_inference`` caches by shape).
+    """
+    return max(16, 1 << (int(size) - 1).bit_length())
 
 
 def cell_draws(

@@ -56,7 +56,14 @@ from scipy.special import betaln, expit, gammaln
 
 from evalbayes.data import EvalData
 from evalbayes.metrics import beta_curve, prob_curve
-from evalbayes.models.base import Model, SamplerConfig, cell_draws, config_hash, run_inference
+from evalbayes.models.base import (
+    Model,
+    SamplerConfig,
+    cell_draws,
+    config_hash,
+    padded_size,
+    run_inference,
+)
 
 __all__ = ["BetaBinomialModel"]
 
@@ -126,11 +133,6 @@ def _log_beta_binomial_ratio(
     failures = pt.switch(i < n_col - c_col, pt.log(one_minus_mu + i * inv_kappa), 0.0)
     trials = pt.switch(i < n_col, pt.log1p(i * inv_kappa), 0.0)
     return successes.sum(axis=1) + failures.sum(axis=1) - trials.sum(axis=1)
-
-
-def _bucket(size: int) -> int:
-    """Padded length for compiled-model reuse: the next power of two, at least 16."""
-    return max(16, 1 << (int(size) - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -292,7 +294,7 @@ class BetaBinomialModel(Model):
     def _fit_partial(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
         cells = _unique_cells(data)
         n_systems = len(data.systems)
-        size = _bucket(len(cells.n))
+        size = padded_size(len(cells.n))
         pad = size - len(cells.n)
         values = {
             "cell_n": np.concatenate([cells.n, np.zeros(pad, np.int64)]),
@@ -300,7 +302,7 @@ class BetaBinomialModel(Model):
             "cell_w": np.concatenate([cells.weight, np.zeros(pad)]),
             "cell_s": np.concatenate([cells.system, np.zeros(pad, np.int64)]),
         }
-        n_max = _bucket(int(cells.n.max()))
+        n_max = padded_size(int(cells.n.max()))
         key = (self.name, config_hash(self.to_config()), n_systems, size, n_max)
         tree = run_inference(
             lambda: self._build(n_systems, size, n_max, values), sampler, key,

@@ -70,7 +70,14 @@ from scipy.special import expit, gammaln, log_expit
 
 from evalbayes.data import EvalData
 from evalbayes.metrics import prob_curve
-from evalbayes.models.base import Model, SamplerConfig, cell_draws, config_hash, run_inference
+from evalbayes.models.base import (
+    Model,
+    SamplerConfig,
+    cell_draws,
+    config_hash,
+    padded_size,
+    run_inference,
+)
 from evalbayes.models.irt_quadrature import NodeSet, beta_nodes, item_population_curve
 
 __all__ = ["AUTO_CENTER_TRIALS", "KINDS", "IRTDraws", "IRTModel"]
@@ -104,11 +111,6 @@ class IRTDraws:
         g = self.g[..., None, tasks]
         q = expit(a * (self.theta[..., :, None] - b))
         return g + (1.0 - g) * q
-
-
-def _bucket(size: int) -> int:
-    """Padded cell count for compiled-model reuse: the next power of two, at least 16."""
-    return max(16, 1 << (int(size) - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -254,7 +256,7 @@ class IRTModel(Model):
     def _cell_values(self, data: EvalData) -> tuple[dict[str, np.ndarray], int]:
         n, c = data.n.values, data.c.values
         s_idx, t_idx = np.nonzero(n > 0)
-        size = _bucket(len(s_idx))
+        size = padded_size(len(s_idx))
         pad = size - len(s_idx)
         values = {
             "cell_s": np.concatenate([s_idx, np.zeros(pad, np.int64)]).astype(np.int64),
