@@ -33,6 +33,7 @@ __all__ = [
     "Model",
     "SamplerConfig",
     "cell_draws",
+    "cell_log_likelihood",
     "config_hash",
     "padded_size",
     "run_inference",
@@ -255,6 +256,28 @@ def cell_draws(
             "task": data.dataset["task"].values,
         },
         name=name,
+    )
+
+
+def cell_log_likelihood(
+    values: np.ndarray,
+    posterior: xr.Dataset,
+    data: EvalData,
+    s_idx: np.ndarray,
+    t_idx: np.ndarray,
+) -> xr.DataArray:
+    """Wrap pointwise log-likelihood draws ``(chain, draw, cell)`` of the observed cells
+    ``(s_idx[i], t_idx[i])`` with ``cell_system`` / ``cell_task`` coordinates."""
+    return xr.DataArray(
+        values,
+        dims=("chain", "draw", "cell"),
+        coords={
+            "chain": posterior["chain"].values,
+            "draw": posterior["draw"].values,
+            "cell_system": ("cell", data.dataset["system"].values[s_idx]),
+            "cell_task": ("cell", data.dataset["task"].values[t_idx]),
+        },
+        name="log_likelihood",
     )
 
 

@@ -60,6 +60,7 @@ from evalbayes.models.base import (
     Model,
     SamplerConfig,
     cell_draws,
+    cell_log_likelihood,
     config_hash,
     padded_size,
     run_inference,
@@ -527,16 +528,4 @@ class BetaBinomialModel(Model):
                 p = posterior["p"].transpose("chain", "draw", "system").values[..., s_idx]
             with np.errstate(divide="ignore"):
                 values = log_choose + c * np.log(p) + (n - c) * np.log1p(-p)
-        system = data.dataset["system"].values
-        task = data.dataset["task"].values
-        return xr.DataArray(
-            values,
-            dims=("chain", "draw", "cell"),
-            coords={
-                "chain": posterior["chain"].values,
-                "draw": posterior["draw"].values,
-                "cell_system": ("cell", system[s_idx]),
-                "cell_task": ("cell", task[t_idx]),
-            },
-            name="log_likelihood",
-        )
+        return cell_log_likelihood(values, posterior, data, s_idx, t_idx)

@@ -74,6 +74,7 @@ from evalbayes.models.base import (
     Model,
     SamplerConfig,
     cell_draws,
+    cell_log_likelihood,
     config_hash,
     padded_size,
     run_inference,
@@ -458,19 +459,7 @@ class IRTModel(Model):
             log_p, log_1mp = log_q, log_1mq
         log_choose = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
         values = log_choose + c * log_p + (n - c) * log_1mp
-        system = data.dataset["system"].values
-        task = data.dataset["task"].values
-        return xr.DataArray(
-            values,
-            dims=("chain", "draw", "cell"),
-            coords={
-                "chain": posterior["chain"].values,
-                "draw": posterior["draw"].values,
-                "cell_system": ("cell", system[s_idx]),
-                "cell_task": ("cell", task[t_idx]),
-            },
-            name="log_likelihood",
-        )
+        return cell_log_likelihood(values, posterior, data, s_idx, t_idx)
 
     # ------------------------------------------------------------------ item analysis
     def posterior_items(self, posterior: Any, ci_prob: float = 0.9, **kwargs: Any) -> Any:
