@@ -130,9 +130,8 @@ def _free_mu_b(data, truth_b, spec: dict) -> dict:
     import pymc as pm
     import pytensor.tensor as pt
 
-    from evalbayes.models.base import SamplerConfig
+    from evalbayes.inference import SamplerConfig
     from evalbayes.models.irt import IRTModel
-    from evalbayes.results import Posterior
 
     n, c = data.n.values, data.c.values
     s_idx, t_idx = np.nonzero(n > 0)
@@ -159,7 +158,7 @@ def _free_mu_b(data, truth_b, spec: dict) -> dict:
                                                 "sigma_a"]]
     groups = {"posterior": posterior, "sample_stats": tree["sample_stats"].to_dataset()}
     sampler = SamplerConfig(draws=spec["draws"], tune=spec["tune"], chains=spec["chains"])
-    post = Posterior.from_groups(IRTModel(), data, sampler, groups)
+    post = IRTModel().posterior_class.from_groups(IRTModel(), data, sampler, groups)
     return _summary(post, wall, truth_b)
 
 

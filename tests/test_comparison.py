@@ -19,7 +19,7 @@ import xarray as xr
 from scipy import integrate, optimize, stats
 
 import evalbayes as eb
-from evalbayes.models.base import SamplerConfig
+from evalbayes.inference import SamplerConfig
 from evalbayes.results import Posterior
 
 Z = 4.5
@@ -348,7 +348,7 @@ def test_systems_subset_keeps_order(tiny_partial):
     ("kwargs", "match"),
     [
         ({"systems": ["RL base", "nope"]}, "unknown systems"),
-        ({"systems": ["RL base"]}, "at least two systems"),
+        ({"systems": ["RL base"]}, r"need at least 2 system"),
         ({"systems": ["RL base", "RL base"]}, "more than once"),
         ({"systems": "RL base"}, "sequence of names"),
         ({"rope": -0.01}, "rope"),

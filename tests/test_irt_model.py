@@ -11,8 +11,8 @@ from scipy import stats
 from scipy.special import expit
 
 from evalbayes.data import EvalData
+from evalbayes.inference import SamplerConfig
 from evalbayes.models import get_model, model_from_config
-from evalbayes.models.base import SamplerConfig
 from evalbayes.models.irt import IRTModel
 from evalbayes.results import Posterior
 
@@ -52,7 +52,7 @@ def _fake(model: IRTModel, data: EvalData, seed: int = 1, method: str = "nutpie"
         variables["g"] = (("chain", "draw", "task"), rng.beta(2, 8, (*shape, n_task)))
     ds = xr.Dataset(variables, coords=coords)
     sampler = SamplerConfig(method=method, chains=CHAINS, draws=DRAWS)
-    return Posterior.from_groups(model, data, sampler, {"posterior": ds})
+    return model.posterior_class.from_groups(model, data, sampler, {"posterior": ds})
 
 
 def _params(post: Posterior):

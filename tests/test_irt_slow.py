@@ -11,7 +11,7 @@ from scipy import integrate, optimize, stats
 from scipy.special import expit
 
 from evalbayes.data import EvalData
-from evalbayes.models.base import Model
+from evalbayes.inference import COMPILED_MODELS
 from evalbayes.models.irt import IRTModel
 from evalbayes.sbc import rank_statistics, rank_uniformity
 
@@ -178,13 +178,13 @@ def test_sbc_reuses_one_compiled_model_and_rejects_a_sign_error():
     """Reduced SBC of the 2PL (5 systems x 30 tasks, n = 2): ranks of theta[0], b[0], a[0]
     uniform at 1 % over 40 replicates; the same fit on data simulated with the opposite sign
     convention (logit p = a (theta + b)) is rejected. All fits share one compiled model."""
-    before = len(Model._cache)
+    before = len(COMPILED_MODELS)
     correct = _sbc_ranks(40, flip_sign=False, seed=10)
-    assert len(Model._cache) - before <= 1  # one compile for all replicates
+    assert len(COMPILED_MODELS) - before <= 1  # one compile for all replicates
     for name, ranks in correct.items():
         assert rank_uniformity(ranks, 99, bins=5).pvalue > 0.01, name
     flipped = _sbc_ranks(15, flip_sign=True, seed=11)
-    assert len(Model._cache) - before <= 1
+    assert len(COMPILED_MODELS) - before <= 1
     # a sign error puts the ranks at both ends (0 and 99): ten bins resolve that
     assert rank_uniformity(flipped["b"], 99, bins=10).pvalue < 0.01
 

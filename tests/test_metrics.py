@@ -11,10 +11,10 @@ from scipy import integrate, stats
 from evalbayes.metrics import (
     beta_pass_at_k,
     beta_pass_hat_k,
-    check_k,
     prob_pass_at_k,
     prob_pass_hat_k,
 )
+from evalbayes.names import check_k
 
 
 def exact_fail_ratio(a: int, b: int, k: int) -> Fraction:

@@ -18,7 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.comparison import Comparison, compare
     from evalbayes.io import read_counts, read_trials
     from evalbayes.models import BetaBinomialModel, IRTModel, get_model
-    from evalbayes.results import Posterior, load
+    from evalbayes.persist import load
+    from evalbayes.results import Posterior
 
 _LAZY = {
     "read_counts": "evalbayes.io",
@@ -28,7 +29,7 @@ _LAZY = {
     "IRTModel": "evalbayes.models",
     "get_model": "evalbayes.models",
     "Posterior": "evalbayes.results",
-    "load": "evalbayes.results",
+    "load": "evalbayes.persist",
     "compare": "evalbayes.comparison",
     "Comparison": "evalbayes.comparison",
     "frequentist": "evalbayes.frequentist",

@@ -115,7 +115,7 @@ def _ks(values: Sequence[float] | None, default: Sequence[int]) -> list[float]:
 
 
 def _load_fit(path: str) -> Posterior:
-    from evalbayes.results import load
+    from evalbayes.persist import load
 
     return load(path)
 
@@ -306,7 +306,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
     elif kind == "ppc":
         ax = plots.plot_ppc(posterior.ppc())
     elif kind in ("items", "wright"):
-        if not hasattr(posterior.model, "posterior_items"):
+        from evalbayes.items import IRTPosterior
+
+        if not isinstance(posterior, IRTPosterior):
             raise CLIError(f"--kind {kind} needs an IRT fit, this is {posterior.model.name}")
         if kind == "items":
             ax = plots.plot_item_difficulty(posterior.items())
@@ -335,8 +337,10 @@ def _unbiased_points(data: EvalData, ks: Sequence[float], metric: str) -> Any:
 
 
 def cmd_items(args: argparse.Namespace) -> int:
+    from evalbayes.items import IRTPosterior
+
     posterior = _load_fit(args.fit)
-    if not hasattr(posterior.model, "posterior_items"):
+    if not isinstance(posterior, IRTPosterior):
         raise CLIError(f"items needs an IRT fit (--model irt-2pl), this is {posterior.model.name}")
     output, _ = _formats(args)
     if args.select:

@@ -25,22 +25,27 @@ Every result names its estimand (ch. 17.3): ``"tasks"`` (these tasks) or ``"popu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evalbayes.intervals import IntervalKind, credible_interval
-from evalbayes.metrics import check_k, check_metric
+from evalbayes.intervals import credible_interval
+from evalbayes.names import (
+    ESTIMAND_TEXT,
+    SAMPLE_DIMS,
+    IntervalKind,
+    check_ci_prob,
+    check_estimand,
+    check_interval_kind,
+    check_k,
+    check_metric,
+    check_systems,
+)
+from evalbayes.results import Posterior
 
-if TYPE_CHECKING:  # pragma: no cover
-    from evalbayes.results import Posterior
-
-__all__ = ["ESTIMAND_TEXT", "Comparison", "compare"]
-
-SAMPLE_DIMS = ("chain", "draw")
-DRAW_DIMS = ("chain", "draw", "system", "k")
+__all__ = ["Comparison", "compare"]
 STAT_NAMES = (
     "p_superior",
     "p_tie",
@@ -50,61 +55,35 @@ STAT_NAMES = (
     "p_rope",
     "expected_loss",
 )
-ESTIMAND_TEXT = {
-    "tasks": "how well on these tasks (trial noise only)",
-    "population": "how well on tasks like these (task sampling too)",
-}
-
-
 def _k_label(k: float) -> int | float:
     return int(k) if float(k).is_integer() else float(k)
-
-
-def _check_systems(available: list[str], systems: Any) -> list[str]:
-    """Validate a subset of system names (order kept) against those of the draws."""
-    if systems is None:
-        chosen = list(available)
-    else:
-        if isinstance(systems, str):
-            raise ValueError(f"systems must be a sequence of names, got the string {systems!r}")
-        chosen = [str(s) for s in systems]
-        unknown = [s for s in chosen if s not in available]
-        if unknown:
-            raise ValueError(f"unknown systems {unknown}; the posterior has {available}")
-        duplicated = sorted({s for s in chosen if chosen.count(s) > 1})
-        if duplicated:
-            raise ValueError(f"systems listed more than once: {duplicated}")
-    if len(chosen) < 2:
-        raise ValueError(
-            f"a comparison needs at least two systems, got {len(chosen)}: {chosen}"
-        )
-    return chosen
 
 
 def _check_settings(rope: float, ci_prob: float, kind: str) -> None:
     if not np.isfinite(rope) or rope < 0:
         raise ValueError(f"rope must be a finite number >= 0, got {rope!r}")
-    if not 0 < ci_prob < 1:
-        raise ValueError(f"ci_prob must lie in (0, 1), got {ci_prob!r}")
-    if kind not in ("eti", "hdi"):
-        raise ValueError(f"kind must be 'eti' or 'hdi', got {kind!r}")
+    check_ci_prob(ci_prob)
+    check_interval_kind(kind)
 
 
 def _check_draws(draws: xr.DataArray) -> xr.DataArray:
     if not isinstance(draws, xr.DataArray):
         raise TypeError(f"draws must be an xarray.DataArray, got {type(draws).__name__}")
-    if set(draws.dims) != set(DRAW_DIMS):
+    units = [d for d in draws.dims if d not in (*SAMPLE_DIMS, "k")]
+    if len(draws.dims) != 4 or len(units) != 1 or "k" not in draws.dims or any(
+        d not in draws.dims for d in SAMPLE_DIMS
+    ):
         raise ValueError(
-            f"draws need exactly the dims {DRAW_DIMS}, got {tuple(draws.dims)} "
-            "(per-task draws: use Comparison.task_contributions)"
+            "draws need the dims (chain, draw, <unit>, k) with one unit dim such as 'system', "
+            f"got {tuple(draws.dims)} (per-task draws: use Comparison.task_contributions)"
         )
     for name in ("metric", "estimand"):
         if name not in draws.attrs:
             raise ValueError(
                 f"draws.attrs has no {name!r}; use Posterior.curve / pass_at_k, which set it"
             )
-    draws = draws.transpose(*DRAW_DIMS)
-    for dim in ("system", "k"):
+    draws = draws.transpose(*SAMPLE_DIMS, units[0], "k")
+    for dim in (units[0], "k"):
         labels = draws[dim].values.tolist()
         repeated = sorted({str(v) for v in labels if labels.count(v) > 1})
         if repeated:
@@ -113,7 +92,8 @@ def _check_draws(draws: xr.DataArray) -> xr.DataArray:
     if bad.any():
         s = int(np.argwhere(bad)[0][2])
         raise ValueError(
-            f"draws of system {str(draws['system'].values[s])!r} contain NaN or infinite values"
+            f"draws of {units[0]} {str(draws[units[0]].values[s])!r} contain NaN or infinite "
+            "values"
         )
     return draws
 
@@ -127,7 +107,8 @@ def _pair_stats(
     (chain, draw, system, system, k) cube.
     """
     values = draws.values
-    systems = draws["system"].values
+    unit = str(draws.dims[2])
+    systems = draws[unit].values
     n_chain, n_draw, n_sys, n_k = values.shape
     m = n_chain * n_draw
     out = {name: np.full((n_sys, n_sys, n_k), np.nan) for name in STAT_NAMES}
@@ -146,9 +127,9 @@ def _pair_stats(
         out["diff_upper"][i] = upper.transpose("baseline", "k").values
         for name in STAT_NAMES:
             out[name][i, i] = np.nan
-    coords = {"system": systems, "baseline": systems.copy(), "k": draws["k"].values}
+    coords = {unit: systems, "baseline": systems.copy(), "k": draws["k"].values}
     return xr.Dataset(
-        {name: (("system", "baseline", "k"), arr) for name, arr in out.items()}, coords=coords
+        {name: ((unit, "baseline", "k"), arr) for name, arr in out.items()}, coords=coords
     )
 
 
@@ -187,10 +168,12 @@ class Comparison:
     Attributes
     ----------
     draws : xarray.DataArray
-        Posterior draws of the metric, dims ``(chain, draw, system, k)``.
+        Posterior draws of the metric, dims ``(chain, draw, system, k)`` (or another unit
+        dim that the model declares instead of ``system``, e.g. ``recipe``).
     stats : xarray.Dataset
-        Dims ``(system, baseline, k)``; variables ``p_superior, p_tie, diff_mean, diff_lower,
-        diff_upper, p_rope, expected_loss`` for f_system - f_baseline (NaN on the diagonal).
+        Dims ``(system, baseline, k)`` (the unit dim first); variables ``p_superior, p_tie,
+        diff_mean, diff_lower, diff_upper, p_rope, expected_loss`` for f_system - f_baseline
+        (NaN on the diagonal).
     metric, estimand : str
         ``"pass@k"`` / ``"pass^k"`` and ``"tasks"`` / ``"population"``.
     rope, ci_prob, kind
@@ -229,17 +212,18 @@ class Comparison:
     ) -> Comparison:
         """Compare systems from draws with dims ``(chain, draw, system, k)``.
 
+        Any single unit dim may stand where ``system`` stands (``(chain, draw, recipe, k)``).
+
         ``draws.attrs`` must name ``metric`` and ``estimand`` (as :meth:`Posterior.curve`
         does); ``attrs["approximate"]`` marks variational draws.
         """
         _check_settings(rope, ci_prob, kind)
         draws = _check_draws(draws)
-        chosen = _check_systems([str(s) for s in draws["system"].values], systems)
-        draws = draws.sel(system=chosen)
+        unit = str(draws.dims[2])
+        chosen = check_systems([str(s) for s in draws[unit].values], systems, minimum=2)
+        draws = draws.sel({unit: chosen})
         metric = check_metric(str(draws.attrs["metric"]))
-        estimand = str(draws.attrs["estimand"])
-        if estimand not in ESTIMAND_TEXT:
-            raise ValueError(f"estimand must be one of {tuple(ESTIMAND_TEXT)}, got {estimand!r}")
+        estimand = check_estimand(str(draws.attrs["estimand"]))
         stats = _pair_stats(draws, rope, ci_prob, kind)
         approximate = bool(draws.attrs.get("approximate", 0))
         if posterior is not None:
@@ -259,9 +243,14 @@ class Comparison:
 
     # ------------------------------------------------------------------ access
     @property
+    def unit_dim(self) -> str:
+        """The dim of the compared units: ``"system"`` unless the model declares another."""
+        return str(self.draws.dims[2])
+
+    @property
     def systems(self) -> list[str]:
-        """Compared systems, in order."""
-        return [str(s) for s in self.draws["system"].values]
+        """Compared systems (units), in order."""
+        return [str(s) for s in self.draws[self.unit_dim].values]
 
     @property
     def k(self) -> list[int | float]:
@@ -287,7 +276,7 @@ class Comparison:
         ``approximate`` (True) when the fit is variational.
         """
         frame = self.stats.to_dataframe().reset_index()
-        frame = frame[frame["system"] != frame["baseline"]].reset_index(drop=True)
+        frame = frame[frame[self.unit_dim] != frame["baseline"]].reset_index(drop=True)
         frame["k"] = [_k_label(v) for v in frame["k"]]
         frame.insert(2, "metric", self.metric)
         frame.insert(4, "estimand", self.estimand)
@@ -307,7 +296,7 @@ class Comparison:
             raise ValueError(f"value must be one of {STAT_NAMES}, got {value!r}")
         kk = self._select_k(k)
         table = self.stats[value].sel(k=kk).to_pandas()
-        table.index.name, table.columns.name = "system", "baseline"
+        table.index.name, table.columns.name = self.unit_dim, "baseline"
         return table
 
     def ranks(self) -> xr.DataArray:
@@ -320,9 +309,9 @@ class Comparison:
         probs = _rank_probabilities(self.draws.values)
         return xr.DataArray(
             probs,
-            dims=("system", "k", "rank"),
+            dims=(self.unit_dim, "k", "rank"),
             coords={
-                "system": self.draws["system"].values,
+                self.unit_dim: self.draws[self.unit_dim].values,
                 "k": self.draws["k"].values,
                 "rank": np.arange(1, probs.shape[0] + 1),
             },
@@ -456,7 +445,7 @@ class Comparison:
                     b, a = (i, j) if means[i] >= means[j] else (j, i)
                     pairs.append((b, a))
             for b, a in pairs[:max_pairs]:
-                row = stats.isel(system=b, baseline=a)
+                row = stats.isel({self.unit_dim: b, "baseline": a})
                 lines.append(
                     f"  {self.systems[b]:<{width}}  {self.systems[a]:<{width}}  "
                     f"{float(row['p_superior']):6.3f}  {float(row['diff_mean']):+7.3f}  "
@@ -504,7 +493,7 @@ def compare(
     k : int or sequence of int
         Attempts; one comparison per k.
     estimand : {"tasks", "population"}
-        These tasks or tasks like these (seed 000 ch. 17.3); must be one the model provides.
+        These tasks or tasks like these; must be one the model provides.
     rope : float
         Half-width of the region of practical equivalence, ``>= 0``.
     ci_prob : float
@@ -519,24 +508,15 @@ def compare(
     Comparison
         See the module docstring for the statistics.
     """
-    from evalbayes.results import ESTIMANDS, Posterior
-
     if not isinstance(posterior, Posterior):
         raise TypeError(
             f"compare expects a Posterior (Model.fit), got {type(posterior).__name__}; "
             "for bare draws use Comparison.from_draws"
         )
     metric = check_metric(metric)
-    if estimand not in ESTIMANDS:
-        raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
-    available = posterior.model.estimands()
-    if estimand not in available:
-        raise ValueError(
-            f"estimand {estimand!r} is not available for {posterior.label}; "
-            f"available: {available}"
-        )
+    check_estimand(estimand, posterior.model.estimands(), posterior.label)
     _check_settings(rope, ci_prob, kind)
-    chosen = _check_systems(posterior.data.systems, systems)
+    chosen = check_systems(posterior.data.systems, systems, minimum=2)
     draws = posterior.curve(metric, k, estimand=estimand)
     return Comparison.from_draws(
         draws,

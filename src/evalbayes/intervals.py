@@ -5,15 +5,12 @@ Draws are reduced over the sample dims ``(chain, draw)``; every other dim is kep
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 import xarray as xr
 
-__all__ = ["IntervalKind", "credible_interval"]
+from evalbayes.names import SAMPLE_DIMS, IntervalKind, check_ci_prob, check_interval_kind
 
-IntervalKind = Literal["eti", "hdi"]
-SAMPLE_DIMS = ("chain", "draw")
+__all__ = ["credible_interval"]
 
 
 def _hdi_1d(sorted_draws: np.ndarray, ci_prob: float) -> tuple[float, float]:
@@ -42,13 +39,11 @@ def credible_interval(
         Equal-tailed (quantiles ``(1 - ci_prob)/2`` and ``(1 + ci_prob)/2``) or highest
         density (the narrowest interval holding ``ci_prob`` of the draws; Hyndman 1996).
     """
-    if not 0 < ci_prob < 1:
-        raise ValueError(f"ci_prob must lie in (0, 1), got {ci_prob}")
+    ci_prob = check_ci_prob(ci_prob)
     missing = [d for d in SAMPLE_DIMS if d not in draws.dims]
     if missing:
         raise ValueError(f"draws need dims {SAMPLE_DIMS}, missing {missing}")
-    if kind not in ("eti", "hdi"):
-        raise ValueError(f"kind must be 'eti' or 'hdi', got {kind!r}")
+    check_interval_kind(kind)
     ordered = draws.transpose(*SAMPLE_DIMS, ...)
     values = ordered.values.reshape(-1, *ordered.shape[2:])
     template = ordered.isel(chain=0, draw=0, drop=True)

@@ -1,9 +1,9 @@
 """Item analysis of an IRT fit: item and ability tables, Fisher information, item selection.
 
-Reached through the posterior of an :class:`~evalbayes.models.irt.IRTModel` fit:
-``posterior.items()``, ``posterior.abilities()``, ``posterior.item_information()``,
-``posterior.select_items(m)``. Conventions as in the model: ``logit q = a (theta - b)``,
-``p = g + (1 - g) q``, higher ``b`` = harder item.
+Reached through the posterior of an :class:`~evalbayes.models.irt.IRTModel` fit, an
+:class:`IRTPosterior`: ``posterior.items()``, ``posterior.abilities()``,
+``posterior.item_information()``, ``posterior.select_items(m)``. Conventions as in the
+model: ``logit q = a (theta - b)``, ``p = g + (1 - g) q``, higher ``b`` = harder item.
 
 Fisher information of one trial of item ``t`` about ``theta`` (Birnbaum 1968; Baker & Kim,
 *Item Response Theory*, 2nd ed., eq. 3.3 for the 3PL)::
@@ -34,19 +34,21 @@ Item flags (columns of :func:`item_table`):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 import xarray as xr
+from scipy.special import expit
 
 from evalbayes.intervals import credible_interval
-
-if TYPE_CHECKING:  # pragma: no cover
-    from evalbayes.models.irt import IRTDraws, IRTModel
-    from evalbayes.results import Posterior
+from evalbayes.names import CHUNK_NUMBERS, check_ci_prob
+from evalbayes.results import Posterior
 
 __all__ = [
+    "IRTDraws",
+    "IRTPosterior",
     "ability_table",
     "fisher_information",
     "item_information",
@@ -54,22 +56,72 @@ __all__ = [
     "select_items",
 ]
 
-_CHUNK = 4_000_000
+
+@dataclass(frozen=True)
+class IRTDraws:
+    """Parameter draws as NumPy arrays, sample dims flattened or kept as (chain, draw).
+
+    ``a`` is all ones for the 1PL; ``g`` all zeros for the 1PL and 2PL.
+    """
+
+    theta: np.ndarray  # (..., system)
+    b: np.ndarray  # (..., task)
+    a: np.ndarray  # (..., task)
+    g: np.ndarray  # (..., task)
+    sigma_b: np.ndarray  # (...)
+    sigma_a: np.ndarray | None  # (...) or None for the 1PL
+
+    def prob(self, tasks: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Success probability ``g + (1 - g) sigmoid(a (theta - b))``, shape (..., S, T)."""
+        a = self.a[..., None, tasks]
+        b = self.b[..., None, tasks]
+        g = self.g[..., None, tasks]
+        q = expit(a * (self.theta[..., :, None] - b))
+        return g + (1.0 - g) * q
 
 
-def _irt(posterior: Posterior) -> IRTModel:
-    from evalbayes.models.irt import IRTModel
 
-    if not isinstance(posterior.model, IRTModel):
+class ItemModel(Protocol):
+    """What item analysis needs of an IRT model (:class:`~evalbayes.models.irt.IRTModel`)."""
+
+    name: str
+    has_discrimination: bool
+    estimates_guess: bool
+
+    def draws(self, posterior: xr.Dataset) -> IRTDraws: ...
+
+
+@dataclass(frozen=True, eq=False)
+class IRTPosterior(Posterior):
+    """Posterior of an IRT fit: the :class:`Posterior` interface plus item analysis."""
+
+    def items(self, ci_prob: float = 0.9, **kwargs: Any) -> pd.DataFrame:
+        """Item table; see :func:`item_table`."""
+        return item_table(self, ci_prob=ci_prob, **kwargs)
+
+    def abilities(self, ci_prob: float = 0.9) -> pd.DataFrame:
+        """Ability table; see :func:`ability_table`."""
+        return ability_table(self, ci_prob=ci_prob)
+
+    def item_information(self, theta: Any = None) -> xr.DataArray:
+        """Posterior-mean Fisher information; see :func:`item_information`."""
+        return item_information(self, theta)
+
+    def select_items(self, m: int) -> pd.DataFrame:
+        """The ``m`` most informative items; see :func:`select_items`."""
+        return select_items(self, m)
+
+
+def _irt(posterior: Posterior) -> ItemModel:
+    if not isinstance(posterior, IRTPosterior):
         raise ValueError(
             f"item analysis needs an IRT fit (irt-1pl/2pl/3pl), got {posterior.model.name!r}"
         )
-    return posterior.model
+    return posterior.model  # type: ignore[return-value]
 
 
 def _flat(draws: IRTDraws) -> IRTDraws:
     """Collapse (chain, draw) into one sample axis."""
-    from evalbayes.models.irt import IRTDraws
 
     def f(x: np.ndarray | None) -> np.ndarray | None:
         return None if x is None else x.reshape(-1, *x.shape[2:])
@@ -87,8 +139,6 @@ def fisher_information(
 
     ``q = sigmoid(a (theta - b))``, ``p = g + (1 - g) q``; equals ``a^2 p (1 - p)`` for g = 0.
     """
-    from scipy.special import expit
-
     q = expit(a * (theta - b))
     p = g + (1.0 - g) * q
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -100,7 +150,7 @@ def _mean_information(draws: IRTDraws, theta: np.ndarray) -> np.ndarray:
     """Posterior mean over draws of I_t(theta_j), shape (len(theta), tasks)."""
     n_samples, n_task = draws.b.shape
     out = np.zeros((len(theta), n_task))
-    step = max(1, _CHUNK // max(1, n_samples * len(theta)))
+    step = max(1, CHUNK_NUMBERS // max(1, n_samples * len(theta)))
     for start in range(0, n_task, step):
         sl = slice(start, start + step)
         info = fisher_information(
@@ -225,7 +275,7 @@ def _ability_ppc(
     obs = _masked_corr(theta, rates, weight)
     rng = np.random.default_rng([seed, 17])
     below = np.zeros(n.shape[1])
-    step = max(1, _CHUNK // max(1, len(pick) * n.shape[0]))
+    step = max(1, CHUNK_NUMBERS // max(1, len(pick) * n.shape[0]))
     for start in range(0, n.shape[1], step):
         sl = slice(start, start + step)
         sub = _slice_draws(draws, pick, sl)
@@ -241,8 +291,6 @@ def _ability_ppc(
 
 
 def _slice_draws(draws: IRTDraws, pick: np.ndarray, tasks: slice) -> IRTDraws:
-    from evalbayes.models.irt import IRTDraws
-
     return IRTDraws(
         theta=draws.theta[pick], b=draws.b[pick, tasks], a=draws.a[pick, tasks],
         g=draws.g[pick, tasks], sigma_b=draws.sigma_b[pick],
@@ -278,8 +326,7 @@ def item_table(
     ``approximate`` (True) for a variational fit. Intervals are equal-tailed.
     """
     model = _irt(posterior)
-    if not 0 < ci_prob < 1:
-        raise ValueError(f"ci_prob must lie in (0, 1), got {ci_prob}")
+    check_ci_prob(ci_prob)
     if not 0 < flag_prob < 1 or not 0 < ppc_alpha < 1 or not 0 < high_information_share < 1:
         raise ValueError("flag_prob, ppc_alpha and high_information_share must lie in (0, 1)")
     if not low_a > 0:
@@ -340,8 +387,7 @@ def ability_table(posterior: Posterior, ci_prob: float = 0.9) -> pd.DataFrame:
     ``theta`` among the systems (lower/upper quantile taken as observed ranks).
     """
     model = _irt(posterior)
-    if not 0 < ci_prob < 1:
-        raise ValueError(f"ci_prob must lie in (0, 1), got {ci_prob}")
+    check_ci_prob(ci_prob)
     theta = model.draws(posterior.posterior).theta
     flat = theta.reshape(-1, theta.shape[-1])
     # rank 1 = best; ties (measure zero for continuous draws) broken by order

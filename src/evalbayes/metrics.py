@@ -19,43 +19,20 @@ Beta functions is computed on the log scale (``scipy.special.betaln``) and ``1 -
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import betaln
 
+from evalbayes.names import Metric, check_k, check_metric
+
 __all__ = [
-    "METRICS",
-    "Metric",
     "beta_curve",
     "beta_pass_at_k",
     "beta_pass_hat_k",
-    "check_k",
     "prob_curve",
     "prob_pass_at_k",
     "prob_pass_hat_k",
 ]
-
-Metric = Literal["pass@k", "pass^k"]
-METRICS: tuple[str, ...] = ("pass@k", "pass^k")
-
-
-def check_k(k: ArrayLike) -> NDArray[np.float64]:
-    """Validate ``k`` (a positive number or a 1-D sequence of them) -> 1-D float array."""
-    arr = np.atleast_1d(np.asarray(k, dtype=np.float64))
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"k must be a positive number or a 1-D sequence of them, got {k!r}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"k must be positive and finite, got {arr.tolist()}")
-    return arr
-
-
-def check_metric(metric: str) -> Metric:
-    """Return ``metric`` if it is ``"pass@k"`` or ``"pass^k"``, else raise."""
-    if metric not in METRICS:
-        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    return metric  # type: ignore[return-value]
 
 
 def beta_pass_at_k(a: ArrayLike, b: ArrayLike, k: ArrayLike) -> NDArray[np.float64]:

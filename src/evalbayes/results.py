@@ -5,7 +5,9 @@ A posterior holds the model configuration, the data, the sampler settings and an
 ``observed_data`` (the counts). Derived quantities are xarray objects with the fixed dims
 ``chain, draw, system, task, k``.
 
-Two estimands (ch. 17.3 of seed 000) are always named:
+Two estimands are always named (the distinction of conditional and population inference
+in hierarchical models, Gelman et al. 2013, *Bayesian Data Analysis*, ch. 5; for
+evaluations, Miller 2024, "Adding error bars to evals"):
 
 ``"tasks"``
     how well on *these* tasks: the average over the observed tasks of each task's pass@k,
@@ -22,7 +24,7 @@ import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -31,27 +33,43 @@ import xarray as xr
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
 from evalbayes.diagnostics import Diagnostics, convergence_diagnostics
-from evalbayes.intervals import IntervalKind, credible_interval
-from evalbayes.metrics import check_k, check_metric
-from evalbayes.models.base import SamplerConfig, config_hash
+from evalbayes.fingerprint import fit_fingerprint
+from evalbayes.inference import SamplerConfig, config_hash
+from evalbayes.intervals import credible_interval
+from evalbayes.names import IntervalKind, check_k, check_metric
 
-if TYPE_CHECKING:  # pragma: no cover
-    from evalbayes.models.base import Model
+__all__ = ["FIT_FORMAT", "FittedModel", "Posterior", "PosteriorPredictiveCheck"]
 
-__all__ = ["ESTIMANDS", "Posterior", "PosteriorPredictiveCheck", "load"]
-
-ESTIMANDS = ("tasks", "population")
-_FORMAT = "evalbayes-posterior/1"
+FIT_FORMAT = "evalbayes-posterior/2"
 
 
-def _data_hash(data: EvalData) -> str:
-    payload = {
-        "system": data.systems,
-        "task": data.tasks,
-        "n": data.n.values.tolist(),
-        "c": data.c.values.tolist(),
-    }
-    return config_hash(payload)
+class FittedModel(Protocol):
+    """What a posterior needs of the model that produced it (models implement it)."""
+
+    name: str
+
+    def to_config(self) -> dict[str, Any]: ...
+
+    def estimands(self) -> tuple[str, ...]: ...
+
+    def curve(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metric: str,
+        estimand: str,
+        per_task: bool,
+        seed: int = 0,
+    ) -> xr.DataArray: ...
+
+    def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray: ...
+
+    def log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray: ...
+
+    def posterior_predictive(
+        self, posterior: xr.Dataset, data: EvalData, seed: int
+    ) -> xr.DataArray: ...
 
 
 @dataclass(frozen=True)
@@ -88,7 +106,7 @@ class Posterior:
     Build it with ``model.fit(data)`` or :func:`load`; do not construct it by hand.
     """
 
-    model: Model
+    model: FittedModel
     data: EvalData
     sampler: SamplerConfig
     tree: xr.DataTree
@@ -97,7 +115,7 @@ class Posterior:
     @classmethod
     def from_groups(
         cls,
-        model: Model,
+        model: FittedModel,
         data: EvalData,
         sampler: SamplerConfig,
         groups: dict[str, xr.Dataset],
@@ -122,11 +140,10 @@ class Posterior:
         config = model.to_config()
         tree.attrs.update(
             {
-                "format": _FORMAT,
+                "format": FIT_FORMAT,
                 "evalbayes_version": __version__,
                 "model_config": json.dumps(config, sort_keys=True),
                 "config_hash": config_hash(config),
-                "data_hash": _data_hash(data),
                 "sampler": json.dumps(sampler.to_dict(), sort_keys=True),
                 "approximate": int(sampler.approximate),
             }
@@ -184,8 +201,6 @@ class Posterior:
             Keep the task dim (``estimand="tasks"`` only).
         """
         metric = check_metric(metric)
-        if estimand not in ESTIMANDS:
-            raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
         ks = check_k(k)
         out = self.model.curve(
             self.posterior, self.data, ks, metric, estimand, per_task, seed=self.sampler.seed
@@ -348,84 +363,23 @@ class Posterior:
                 )
         return PosteriorPredictiveCheck(pd.DataFrame(rows), ci_prob, bins_kind)
 
-    # ------------------------------------------------------------------ model-specific
-    def __getattr__(self, name: str) -> Any:
-        # Item analysis (items, abilities, item_information, select_items) lives on models
-        # that have items; expose it as posterior.items() etc.
-        if name.startswith("_"):
-            raise AttributeError(name)
-        model = object.__getattribute__(self, "model")
-        method = getattr(model, f"posterior_{name}", None)
-        if method is None:
-            raise AttributeError(
-                f"'Posterior' has no attribute {name!r} (model {model.name!r} does not "
-                "provide it)"
-            )
-        return lambda *args, **kwargs: method(self, *args, **kwargs)
-
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> Path:
-        """Write the fit to NetCDF (h5netcdf) with config, data, version and hashes."""
+        """Write the fit to NetCDF (h5netcdf) with config, data, version and fingerprints.
+
+        The fingerprints (:mod:`evalbayes.fingerprint`) cover the draws, sample statistics,
+        counts, coordinates, model configuration and sampler settings; :func:`evalbayes.load`
+        refuses a file in which any of them changed.
+        """
         path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"{path}: is a directory; give a file name such as fit.nc")
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.tree.to_netcdf(path, engine="h5netcdf")
+        tree = self.tree.copy()
+        groups = {name: node.to_dataset() for name, node in tree.children.items()}
+        fingerprint = fit_fingerprint(
+            groups, json.loads(tree.attrs["model_config"]), json.loads(tree.attrs["sampler"])
+        )
+        tree.attrs["fingerprint"] = json.dumps(fingerprint, sort_keys=True)
+        tree.to_netcdf(path, engine="h5netcdf")
         return path
-
-
-def _restore_strings(ds: xr.Dataset) -> xr.Dataset:
-    """NetCDF returns string coordinates as fixed-width or bytes; restore Python str."""
-    updates = {}
-    for name, coord in ds.coords.items():
-        if coord.dtype.kind in "USO":
-            updates[name] = (coord.dims, np.array([str(v) for v in coord.values], dtype=object))
-    return ds.assign_coords(updates)
-
-
-def load(path: str | Path) -> Posterior:
-    """Restore a fit written by :meth:`Posterior.save`.
-
-    Raises
-    ------
-    ValueError
-        The file is not an evalbayes fit, or its config or data no longer match their
-        stored hashes (the file was edited or corrupted).
-    """
-    from evalbayes.models import model_from_config
-
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    try:
-        tree = xr.open_datatree(path, engine="h5netcdf").load()
-    except Exception as err:
-        raise ValueError(f"{path}: not a NetCDF file written by evalbayes ({err})") from err
-    attrs = tree.attrs
-    if attrs.get("format") != _FORMAT:
-        raise ValueError(
-            f"{path}: not an evalbayes fit (format attribute {attrs.get('format')!r}, "
-            f"expected {_FORMAT!r})"
-        )
-    for group in ("posterior", "observed_data"):
-        if group not in tree.children:
-            raise ValueError(f"{path}: evalbayes fit without a {group!r} group")
-    config = json.loads(attrs["model_config"])
-    if config_hash(config) != attrs.get("config_hash"):
-        raise ValueError(f"{path}: the model config does not match its stored hash")
-    data = EvalData.from_dataset(_restore_strings(tree["observed_data"].to_dataset()))
-    if _data_hash(data) != attrs.get("data_hash"):
-        raise ValueError(f"{path}: the data do not match their stored hash")
-    saved_version = attrs.get("evalbayes_version")
-    if saved_version != __version__:
-        warnings.warn(
-            f"{path} was written by evalbayes {saved_version}, this is {__version__}",
-            UserWarning,
-            stacklevel=2,
-        )
-    model = model_from_config(config)
-    sampler = SamplerConfig(**json.loads(attrs["sampler"]))
-    groups = {
-        name: _restore_strings(node.to_dataset()) for name, node in tree.children.items()
-    }
-    rebuilt = xr.DataTree.from_dict(groups)
-    rebuilt.attrs.update(attrs)
-    return Posterior(model=model, data=data, sampler=sampler, tree=rebuilt)

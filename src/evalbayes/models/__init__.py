@@ -5,14 +5,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from evalbayes.models.base import METHODS, Model, SamplerConfig
+from evalbayes.models.base import Model
 
 __all__ = [
-    "METHODS",
     "BetaBinomialModel",
     "IRTModel",
     "Model",
-    "SamplerConfig",
     "get_model",
     "model_from_config",
     "model_names",

@@ -1,106 +1,88 @@
-"""What every model shares: configuration, sampler settings, and the inference back ends.
+"""The model template: what every model shares, and the hooks a model supplies.
 
-A model is a small immutable object holding configuration only (priors, pooling, kind).
-``fit(data)`` builds a fresh PyMC model, runs inference and returns an immutable
-:class:`~evalbayes.results.Posterior`. Derived quantities (pass@k curves, success
-probabilities, posterior predictive draws, pointwise log-likelihood) are computed by the
-model class from the posterior draws, in NumPy, so that a saved fit can be reloaded and
-summarised without PyMC compiling anything.
+A model is a frozen dataclass holding configuration only (priors, pooling, kind).
+``fit(data)`` is owned by :class:`Model`: it validates, runs inference and returns an
+immutable :class:`~evalbayes.results.Posterior` (or the model's typed subclass,
+``posterior_class``). Derived quantities are computed by the template from a few hooks, in
+NumPy, so that a saved fit can be reloaded and summarised without PyMC compiling anything.
 
-PyMC, pytensor and nutpie are imported inside functions, never at module import.
+Hooks (``docs/new_model.md`` walks through a complete model):
+
+``inputs(data) -> ModelInputs`` and ``build(inputs) -> pymc.Model``
+    The PyMC model. The template compiles it once per configuration and shape and swaps the
+    ``pm.Data`` values for later fits (``run_inference``). A model with an exact posterior
+    overrides ``sample(data, sampler)`` instead.
+``posterior_vars(data) -> list[str]``
+    Variables kept in the ``posterior`` group.
+``rates(posterior, data, seed, tasks) -> ndarray (chain, draw, system, len(tasks))``
+    Draws of each cell's success probability for a slice of tasks (deterministic given
+    ``seed`` and the slice): the "tasks" estimand, ``success_prob`` and the posterior
+    predictive are built on it.
+``population_curve(posterior, data, k, metric) -> ndarray (chain, draw, system, k)``
+    pass@k / pass^k of a new task drawn from the task population; models without a
+    population estimand return ``estimands() == ("tasks",)`` and skip it.
+``cell_log_likelihood(posterior, data, s_idx, t_idx) -> ndarray (chain, draw, cell)``
+    Pointwise log-likelihood of the observed cells, for PSIS-LOO.
+
+PyMC, pytensor and nutpie are imported by :mod:`evalbayes.inference` and inside ``build``,
+never at module import.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from collections.abc import Hashable
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 import xarray as xr
+from scipy.special import gammaln
 
 from evalbayes.data import EvalData
+from evalbayes.inference import SamplerConfig, config_hash, resolve_seed, run_inference
+from evalbayes.names import (
+    CHUNK_NUMBERS,
+    ESTIMANDS,
+    SAMPLER_DEFAULTS,
+    Method,
+    check_estimand,
+    check_k,
+    check_metric,
+)
+from evalbayes.results import Posterior
 
-if TYPE_CHECKING:  # pragma: no cover
-    from evalbayes.results import Posterior
-
-__all__ = [
-    "METHODS",
-    "Model",
-    "SamplerConfig",
-    "cell_draws",
-    "cell_log_likelihood",
-    "config_hash",
-    "padded_size",
-    "run_inference",
-]
-
-Method = Literal["nutpie", "pymc", "numpyro", "advi", "pathfinder"]
-METHODS: tuple[str, ...] = ("nutpie", "pymc", "numpyro", "advi", "pathfinder")
-APPROXIMATE_METHODS = ("advi", "pathfinder")
+__all__ = ["Model", "ModelInputs", "binomial_log_choose", "task_chunks"]
 
 
 @dataclass(frozen=True)
-class SamplerConfig:
-    """How to run inference.
+class ModelInputs:
+    """What ``build`` needs: ``pm.Data`` values and the shape that keys the compile cache.
 
-    Parameters
+    Attributes
     ----------
-    method : {"nutpie", "pymc", "numpyro", "advi", "pathfinder"}
-        ``nutpie`` (default, NUTS compiled with numba), ``pymc`` (PyMC's own NUTS, the
-        fallback), ``numpyro`` (NUTS in JAX, optional extra ``evalbayes[jax]``; the route to
-        GPUs), ``advi`` / ``pathfinder`` (variational, fast, *approximate*: labelled so in
-        every output).
-    draws, tune, chains : int
-        Posterior draws per chain, warm-up iterations per chain, number of chains.
-    seed : int
-        Random seed; the same seed gives the same draws.
-    target_accept : float
-        NUTS target acceptance rate.
-    progressbar : bool
-        Show sampling progress.
-    vi_iterations : int
-        Optimisation steps for ``advi``.
+    values : dict of str to numpy.ndarray
+        The ``pm.Data`` containers' values, by name (swapped into a cached compiled model).
+    shape_key : tuple
+        Everything besides the configuration that fixes the compiled graph's shapes
+        (padded sizes, counts of systems and tasks, structural switches).
+    extra : dict
+        Anything else ``build`` needs that is not a ``pm.Data`` value.
     """
 
-    method: Method = "nutpie"
-    draws: int = 1000
-    tune: int = 1000
-    chains: int = 4
-    seed: int = 0
-    target_accept: float = 0.9
-    progressbar: bool = False
-    vi_iterations: int = 30_000
-
-    def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        for name in ("draws", "chains"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.tune < 0:
-            raise ValueError(f"tune must be >= 0, got {self.tune}")
-        if not 0 < self.target_accept < 1:
-            raise ValueError(f"target_accept must lie in (0, 1), got {self.target_accept}")
-
-    @property
-    def approximate(self) -> bool:
-        """True for variational methods, whose intervals are not exact posterior intervals."""
-        return self.method in APPROXIMATE_METHODS
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict (JSON-serialisable)."""
-        return asdict(self)
+    values: dict[str, np.ndarray]
+    shape_key: tuple[Hashable, ...]
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
-def config_hash(config: dict[str, Any]) -> str:
-    """Stable short hash of a JSON-serialisable configuration."""
-    text = json.dumps(config, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+def task_chunks(n_draws: int, n_units: int, n_tasks: int) -> list[slice]:
+    """Task slices such that one chunk of draws x units x tasks holds ~CHUNK_NUMBERS numbers.
+
+    The same slices for every caller, so curves, per-task curves and ``success_prob`` of one
+    fit share their rate draws.
+    """
+    size = max(1, CHUNK_NUMBERS // max(1, n_draws * n_units))
+    return [slice(i, min(n_tasks, i + size)) for i in range(0, n_tasks, size)]
 
 
 @dataclass(frozen=True)
@@ -108,13 +90,13 @@ class Model(ABC):
     """Base class of evalbayes models: configuration only, ``fit`` returns a Posterior."""
 
     name: ClassVar[str]
+    posterior_class: ClassVar[type[Posterior]] = Posterior
     approximate_ok: ClassVar[bool] = True
-    _cache: ClassVar[dict[Hashable, Any]] = {}
 
     # --------------------------------------------------------------- configuration
     def to_config(self) -> dict[str, Any]:
         """The model's configuration as a JSON-serialisable dict (maps onto models/*.toml)."""
-        config = {"model": self.name}
+        config: dict[str, Any] = {"model": self.name}
         for key, value in asdict(self).items():
             config[key] = list(value) if isinstance(value, tuple) else value
         return config
@@ -140,12 +122,13 @@ class Model(ABC):
         self,
         data: EvalData,
         *,
-        method: Method = "nutpie",
-        draws: int = 1000,
-        tune: int = 1000,
-        chains: int = 4,
-        seed: int = 0,
-        target_accept: float = 0.9,
+        method: Method = SAMPLER_DEFAULTS["method"],
+        draws: int = SAMPLER_DEFAULTS["draws"],
+        tune: int = SAMPLER_DEFAULTS["tune"],
+        chains: int = SAMPLER_DEFAULTS["chains"],
+        seed: int | None = None,
+        random_seed: int | None = None,
+        target_accept: float = SAMPLER_DEFAULTS["target_accept"],
         progressbar: bool = False,
         check: bool = True,
     ) -> Posterior:
@@ -155,13 +138,13 @@ class Model(ABC):
         ----------
         data : EvalData
             Counts; missing cells (``n = 0``) are skipped.
-        method, draws, tune, chains, seed, target_accept, progressbar
-            See :class:`SamplerConfig`.
+        method, draws, tune, chains, target_accept, progressbar
+            See :class:`~evalbayes.inference.SamplerConfig`.
+        seed, random_seed : int, optional
+            The random seed, under evalbayes' or PyMC's name (give one; default 0).
         check : bool
             Run :meth:`Posterior.diagnostics` after sampling, warning loudly on failure.
         """
-        from evalbayes.results import Posterior
-
         if not isinstance(data, EvalData):
             raise TypeError(f"fit expects EvalData, got {type(data).__name__}")
         sampler = SamplerConfig(
@@ -169,14 +152,15 @@ class Model(ABC):
             draws=draws,
             tune=tune,
             chains=chains,
-            seed=seed,
+            seed=resolve_seed(seed, random_seed),
             target_accept=target_accept,
             progressbar=progressbar,
         )
         if sampler.approximate and not self.approximate_ok:
             raise ValueError(f"{self.name} does not support method={method!r}")
-        posterior_groups = self._fit(data, sampler)
-        result = Posterior.from_groups(self, data, sampler, posterior_groups)
+        self.check_data(data)
+        groups = self.sample(data, sampler)
+        result = self.posterior_class.from_groups(self, data, sampler, groups)
         if check and not sampler.approximate and self.needs_mcmc:
             result.diagnostics(warn=True)
         return result
@@ -186,12 +170,75 @@ class Model(ABC):
         """False when the posterior is drawn exactly (conjugate), so no MCMC diagnostics."""
         return True
 
-    @abstractmethod
-    def _fit(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
-        """Run inference; return DataTree groups (at least ``posterior``)."""
+    def estimands(self) -> tuple[str, ...]:
+        """Estimands this model can report."""
+        return ESTIMANDS
 
-    # --------------------------------------------------------------- derived quantities
+    @property
+    def description(self) -> str:
+        """The model's name with the settings that change what it can report."""
+        return self.name
+
+    def check_data(self, data: EvalData) -> None:  # noqa: B027 - optional hook
+        """Raise ``ValueError`` for data this model cannot fit (hook; default: any data)."""
+
+    def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        """Run inference; return DataTree groups (``posterior`` with system/task coords).
+
+        The default compiles ``build(inputs(data))`` (cached per configuration and shape)
+        and keeps :meth:`posterior_vars`. Models with exact posteriors override it.
+        """
+        inputs = self.inputs(data)
+        key = (self.name, config_hash(self.to_config()), inputs.shape_key)
+        tree = run_inference(
+            lambda: self.build(inputs), sampler, key, data_updates=inputs.values
+        )
+        posterior = tree["posterior"].to_dataset()[self.posterior_vars(data)]
+        groups = {"posterior": self.label_dims(posterior, data)}
+        if "sample_stats" in tree.children:
+            groups["sample_stats"] = tree["sample_stats"].to_dataset()
+        return groups
+
+    @staticmethod
+    def label_dims(posterior: xr.Dataset, data: EvalData) -> xr.Dataset:
+        """Give the ``system`` and ``task`` dims of posterior draws the data's labels."""
+        coords = {
+            dim: data.dataset[dim].values for dim in ("system", "task") if dim in posterior.dims
+        }
+        return posterior.assign_coords(coords)
+
+    # --------------------------------------------------------------- hooks
+    def inputs(self, data: EvalData) -> ModelInputs:
+        """``pm.Data`` values and shape key for :meth:`build` (hook)."""
+        raise NotImplementedError(f"{type(self).__name__} does not build a PyMC model")
+
+    def build(self, inputs: ModelInputs) -> Any:
+        """The PyMC model for :meth:`inputs` (hook)."""
+        raise NotImplementedError(f"{type(self).__name__} does not build a PyMC model")
+
+    def posterior_vars(self, data: EvalData) -> list[str]:
+        """Variables of the PyMC model kept in the ``posterior`` group (hook)."""
+        raise NotImplementedError(f"{type(self).__name__} does not build a PyMC model")
+
     @abstractmethod
+    def rates(
+        self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice
+    ) -> np.ndarray:
+        """Success-probability draws ``(chain, draw, system, len(tasks))`` (hook)."""
+
+    def population_curve(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> np.ndarray:
+        """pass@k / pass^k of a new task, ``(chain, draw, system, k)`` (hook)."""
+        raise NotImplementedError(f"{type(self).__name__} has no population estimand")
+
+    @abstractmethod
+    def cell_log_likelihood(
+        self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
+    ) -> np.ndarray:
+        """Log-likelihood draws ``(chain, draw, cell)`` of cells ``(s_idx, t_idx)`` (hook)."""
+
+    # --------------------------------------------------------------- derived (template)
     def curve(
         self,
         posterior: xr.Dataset,
@@ -204,17 +251,103 @@ class Model(ABC):
     ) -> xr.DataArray:
         """pass@k / pass^k draws, dims ``(chain, draw, system, [task,] k)``.
 
-        ``seed`` drives any Monte Carlo step (e.g. drawing latent rates of a collapsed
-        model), so the same fit and seed give the same numbers.
+        ``estimand="tasks"``: the average over each system's observed tasks of
+        ``f(p[s, t])`` per draw (``f(p) = 1 - (1 - p)^k`` or ``p^k``), from :meth:`rates`;
+        ``"population"``: :meth:`population_curve`. ``seed`` drives any Monte Carlo step of
+        :meth:`rates`, so the same fit and seed give the same numbers.
         """
+        metric = check_metric(metric)
+        check_estimand(estimand, self.estimands(), self.description)
+        k = check_k(k)
+        if per_task and estimand == "population":
+            raise ValueError("per_task=True needs estimand='tasks' (population is over new tasks)")
+        if estimand == "population":
+            values = self.population_curve(posterior, data, k, metric)
+        else:
+            values = self._tasks_curve(posterior, data, k, metric, per_task, seed)
+        dims = ("chain", "draw", "system", "task", "k") if per_task else (
+            "chain", "draw", "system", "k"
+        )
+        coords = {
+            "chain": posterior["chain"].values,
+            "draw": posterior["draw"].values,
+            "system": data.dataset["system"].values,
+            "k": k,
+        }
+        if per_task:
+            coords["task"] = data.dataset["task"].values
+        return xr.DataArray(values, dims=dims, coords=coords, name=metric)
 
-    @abstractmethod
+    def _tasks_curve(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metric: str,
+        per_task: bool,
+        seed: int,
+    ) -> np.ndarray:
+        observed = data.n.values > 0
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        n_sys, n_task = observed.shape
+        if per_task:
+            out = np.full((chains, draws, n_sys, n_task, len(k)), np.nan)
+        else:
+            out = np.zeros((chains, draws, n_sys, len(k)))
+        for tasks in task_chunks(chains * draws, n_sys, n_task):
+            p = self.rates(posterior, data, seed, tasks)
+            seen = observed[:, tasks]
+            # log(1 - p) (pass@k) or log p (pass^k) once per chunk, then one exp per k.
+            with np.errstate(divide="ignore"):
+                log_base = np.log1p(-p) if metric == "pass@k" else np.log(p)
+            for j, kj in enumerate(k):
+                scaled = kj * log_base
+                f = -np.expm1(scaled) if metric == "pass@k" else np.exp(scaled)
+                if per_task:
+                    out[:, :, :, tasks, j] = np.where(seen, f, np.nan)
+                else:
+                    out[..., j] += np.einsum("cdst,st->cds", f, seen.astype(float))
+        if not per_task:
+            out /= observed.sum(axis=1)[None, None, :, None]
+        return out
+
     def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray:
-        """Draws of the per-cell success probability, dims ``(chain, draw, system, task)``."""
+        """Draws of every cell's success probability, dims ``(chain, draw, system, task)``."""
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        n_sys, n_task = data.n.shape
+        p = np.empty((chains, draws, n_sys, n_task))
+        for tasks in task_chunks(chains * draws, n_sys, n_task):
+            p[..., tasks] = self.rates(posterior, data, seed, tasks)
+        return xr.DataArray(
+            p,
+            dims=("chain", "draw", "system", "task"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "system": data.dataset["system"].values,
+                "task": data.dataset["task"].values,
+            },
+            name="p",
+        )
 
-    @abstractmethod
     def log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray:
-        """Pointwise log-likelihood per observed cell, dims ``(chain, draw, cell)``."""
+        """Pointwise log-likelihood per observed cell, dims ``(chain, draw, cell)``.
+
+        Coordinates ``cell_system`` and ``cell_task`` name each cell (only ``n > 0`` cells).
+        """
+        s_idx, t_idx = np.nonzero(data.n.values > 0)
+        values = self.cell_log_likelihood(posterior, data, s_idx, t_idx)
+        return xr.DataArray(
+            values,
+            dims=("chain", "draw", "cell"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "cell_system": ("cell", data.dataset["system"].values[s_idx]),
+                "cell_task": ("cell", data.dataset["task"].values[t_idx]),
+            },
+            name="log_likelihood",
+        )
 
     def posterior_predictive(
         self, posterior: xr.Dataset, data: EvalData, seed: int
@@ -229,142 +362,8 @@ class Model(ABC):
         c_rep = rng.binomial(n, np.clip(p.values, 0.0, 1.0))
         return xr.DataArray(c_rep, dims=p.dims, coords=p.coords, name="c")
 
-    def estimands(self) -> tuple[str, ...]:
-        """Estimands this model can report."""
-        return ("tasks", "population")
 
-
-def padded_size(size: int) -> int:
-    """Padded length for compiled-model reuse: the next power of two, at least 16.
-
-    Data of similar size share one compiled model (``run_inference`` caches by shape).
-    """
-    return max(16, 1 << (int(size) - 1).bit_length())
-
-
-def cell_draws(
-    values: np.ndarray, posterior: xr.Dataset, data: EvalData, name: str
-) -> xr.DataArray:
-    """Wrap per-cell draws ``(chain, draw, system, task)`` with the fit's coordinates."""
-    return xr.DataArray(
-        values,
-        dims=("chain", "draw", "system", "task"),
-        coords={
-            "chain": posterior["chain"].values,
-            "draw": posterior["draw"].values,
-            "system": data.dataset["system"].values,
-            "task": data.dataset["task"].values,
-        },
-        name=name,
-    )
-
-
-def cell_log_likelihood(
-    values: np.ndarray,
-    posterior: xr.Dataset,
-    data: EvalData,
-    s_idx: np.ndarray,
-    t_idx: np.ndarray,
-) -> xr.DataArray:
-    """Wrap pointwise log-likelihood draws ``(chain, draw, cell)`` of the observed cells
-    ``(s_idx[i], t_idx[i])`` with ``cell_system`` / ``cell_task`` coordinates."""
-    return xr.DataArray(
-        values,
-        dims=("chain", "draw", "cell"),
-        coords={
-            "chain": posterior["chain"].values,
-            "draw": posterior["draw"].values,
-            "cell_system": ("cell", data.dataset["system"].values[s_idx]),
-            "cell_task": ("cell", data.dataset["task"].values[t_idx]),
-        },
-        name="log_likelihood",
-    )
-
-
-def run_inference(
-    build: Callable[[], Any],
-    sampler: SamplerConfig,
-    cache_key: Hashable | None = None,
-    data_updates: dict[str, np.ndarray] | None = None,
-) -> xr.DataTree:
-    """Run the configured inference method on the PyMC model returned by ``build()``.
-
-    With nutpie and a ``cache_key``, the compiled model is kept for the life of the process
-    and later calls with the same key only swap the data (``with_data``), skipping the 5-20 s
-    numba compile. ``data_updates`` are the ``pm.Data`` values for this call.
-    """
-    method = sampler.method
-    if method == "nutpie":
-        import nutpie
-
-        compiled = Model._cache.get(cache_key) if cache_key is not None else None
-        if compiled is None:
-            compiled = nutpie.compile_pymc_model(build())
-            if cache_key is not None:
-                Model._cache[cache_key] = compiled
-        if data_updates:
-            compiled = compiled.with_data(**data_updates)
-        return nutpie.sample(
-            compiled,
-            draws=sampler.draws,
-            tune=sampler.tune,
-            chains=sampler.chains,
-            seed=sampler.seed,
-            progress_bar=sampler.progressbar,
-            target_accept=sampler.target_accept,
-        )
-    import pymc as pm
-
-    model = build()
-    if data_updates:
-        with model:
-            pm.set_data(data_updates)
-    with model:
-        if method in ("pymc", "numpyro"):
-            if method == "numpyro":
-                try:
-                    import numpyro  # noqa: F401
-                except ImportError as err:  # pragma: no cover - optional extra
-                    raise ImportError(
-                        "method='numpyro' needs the optional JAX extra: "
-                        "pip install 'evalbayes[jax]'"
-                    ) from err
-            return pm.sample(
-                draws=sampler.draws,
-                tune=sampler.tune,
-                chains=sampler.chains,
-                cores=1 if method == "pymc" else None,
-                random_seed=sampler.seed,
-                target_accept=sampler.target_accept,
-                progressbar=sampler.progressbar,
-                nuts_sampler=method,
-                compute_convergence_checks=False,
-            )
-        if method == "advi":
-            approx = pm.fit(
-                n=sampler.vi_iterations,
-                method="advi",
-                random_seed=sampler.seed,
-                progressbar=sampler.progressbar,
-            )
-            return approx.sample(sampler.draws * sampler.chains, random_seed=sampler.seed)
-        if method == "pathfinder":
-            import pymc_extras as pmx
-
-            return pmx.fit(
-                method="pathfinder",
-                num_draws=sampler.draws * sampler.chains,
-                random_seed=sampler.seed,
-            )
-    raise ValueError(f"unknown method {method!r}")  # pragma: no cover
-
-
-def warn_approximate(method: str) -> None:
-    """Warn that a variational fit's intervals are approximate."""
-    warnings.warn(
-        f"method={method!r} is variational inference: point estimates are usually close, "
-        "but intervals are approximate (often too narrow). Use NUTS for reported intervals.",
-        UserWarning,
-        stacklevel=3,
-    )
+def binomial_log_choose(n: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``log C(n, c)`` for arrays of counts (the constant of a Binomial log pmf)."""
+    return gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
 

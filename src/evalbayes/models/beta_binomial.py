@@ -46,25 +46,17 @@ Useful with many systems on few tasks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 import xarray as xr
-from scipy.special import betaln, expit, gammaln
+from scipy.special import betaln, expit
 
 from evalbayes.data import EvalData
+from evalbayes.inference import SamplerConfig, padded_size
 from evalbayes.metrics import beta_curve, prob_curve
-from evalbayes.models.base import (
-    Model,
-    SamplerConfig,
-    cell_draws,
-    cell_log_likelihood,
-    config_hash,
-    padded_size,
-    run_inference,
-)
+from evalbayes.models.base import Model, ModelInputs, binomial_log_choose
 
 __all__ = ["BetaBinomialModel"]
 
@@ -210,12 +202,17 @@ class BetaBinomialModel(Model):
     def estimands(self) -> tuple[str, ...]:
         return ("tasks",) if self.pooling == "none" else ("tasks", "population")
 
-    def _fit(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
-        if self.pooling == "partial":
-            return self._fit_partial(data, sampler)
-        return self._fit_conjugate(data, sampler)
+    @property
+    def description(self) -> str:
+        return f"{self.name} with pooling={self.pooling!r}"
 
-    def _fit_conjugate(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+    def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        """MCMC on the collapsed hierarchy (partial pooling), else exact conjugate draws."""
+        if self.pooling == "partial":
+            return super().sample(data, sampler)
+        return self._sample_conjugate(data, sampler)
+
+    def _sample_conjugate(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
         """Exact posterior draws for ``pooling="none"`` and ``"complete"``."""
         rng = np.random.default_rng(sampler.seed)
         a0, b0 = self.task_prior
@@ -240,12 +237,32 @@ class BetaBinomialModel(Model):
             )
         return {"posterior": xr.Dataset({"p": da})}
 
-    def _build(
-        self, n_systems: int, size: int, n_max: int, values: dict[str, np.ndarray]
-    ) -> Any:
+    def inputs(self, data: EvalData) -> ModelInputs:
+        """Unique ``(system, n, c)`` cells with weights, padded to a cached size."""
+        cells = _unique_cells(data)
+        size = padded_size(len(cells.n))
+        pad = size - len(cells.n)
+        values = {
+            "cell_n": np.concatenate([cells.n, np.zeros(pad, np.int64)]),
+            "cell_c": np.concatenate([cells.c, np.zeros(pad, np.int64)]),
+            "cell_w": np.concatenate([cells.weight, np.zeros(pad)]),
+            "cell_s": np.concatenate([cells.system, np.zeros(pad, np.int64)]),
+        }
+        n_max = padded_size(int(cells.n.max()))
+        return ModelInputs(values, (len(data.systems), size, n_max))
+
+    def posterior_vars(self, data: EvalData) -> list[str]:
+        keep = ["mu", "mu_logit", "kappa", "log_kappa"]
+        if self.hyperprior == "shared":
+            keep += ["mu_logit_loc", "mu_logit_scale", "log_kappa_loc", "log_kappa_scale"]
+        return keep
+
+    def build(self, inputs: ModelInputs) -> Any:
         import pymc as pm
         import pytensor.tensor as pt
 
+        n_systems, size, n_max = inputs.shape_key
+        values = inputs.values
         coords = {"system": [f"s{i}" for i in range(n_systems)], "cell": np.arange(size)}
         with pm.Model(coords=coords) as model:
             cell_n = pm.Data("cell_n", values["cell_n"], dims="cell")
@@ -292,33 +309,6 @@ class BetaBinomialModel(Model):
             pm.Potential("loglik", (cell_w * logp).sum())
         return model
 
-    def _fit_partial(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
-        cells = _unique_cells(data)
-        n_systems = len(data.systems)
-        size = padded_size(len(cells.n))
-        pad = size - len(cells.n)
-        values = {
-            "cell_n": np.concatenate([cells.n, np.zeros(pad, np.int64)]),
-            "cell_c": np.concatenate([cells.c, np.zeros(pad, np.int64)]),
-            "cell_w": np.concatenate([cells.weight, np.zeros(pad)]),
-            "cell_s": np.concatenate([cells.system, np.zeros(pad, np.int64)]),
-        }
-        n_max = padded_size(int(cells.n.max()))
-        key = (self.name, config_hash(self.to_config()), n_systems, size, n_max)
-        tree = run_inference(
-            lambda: self._build(n_systems, size, n_max, values), sampler, key,
-            data_updates=values,
-        )
-        keep = ["mu", "mu_logit", "kappa", "log_kappa"]
-        if self.hyperprior == "shared":
-            keep += ["mu_logit_loc", "mu_logit_scale", "log_kappa_loc", "log_kappa_scale"]
-        posterior = tree["posterior"].to_dataset()[keep]
-        posterior = posterior.assign_coords(system=data.dataset["system"].values)
-        groups = {"posterior": posterior}
-        if "sample_stats" in tree.children:
-            groups["sample_stats"] = tree["sample_stats"].to_dataset()
-        return groups
-
     # ------------------------------------------------------------------ derived
     def _ab(self, posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
         """Beta parameters ``(mu kappa, (1 - mu) kappa)`` per draw, from logit(mu)."""
@@ -326,134 +316,39 @@ class BetaBinomialModel(Model):
         kappa = posterior["kappa"].transpose("chain", "draw", "system").values
         return kappa * expit(x), kappa * expit(-x)
 
-    def curve(
-        self,
-        posterior: xr.Dataset,
-        data: EvalData,
-        k: np.ndarray,
-        metric: str,
-        estimand: str,
-        per_task: bool,
-        seed: int = 0,
-    ) -> xr.DataArray:
-        if estimand not in self.estimands():
-            raise ValueError(
-                f"estimand {estimand!r} is not available for pooling={self.pooling!r}; "
-                f"available: {self.estimands()}"
-            )
-        if per_task and estimand == "population":
-            raise ValueError("per_task=True needs estimand='tasks' (population is over new tasks)")
-        base_coords = {
-            "chain": posterior["chain"].values,
-            "draw": posterior["draw"].values,
-            "system": data.dataset["system"].values,
-        }
-        observed = data.n.values > 0
-        if self.pooling == "partial":
-            a, b = self._ab(posterior)
-            if estimand == "population":
-                values = beta_curve(a, b, k, metric)
-            else:
-                values = self._tasks_curve(a, b, data, k, metric, per_task, seed)
-        elif self.pooling == "none":
-            p = posterior["p"].transpose("chain", "draw", "system", "task").values
-            values = self._average_prob_curve(p, observed, k, metric, per_task)
-        else:
+    def rates(
+        self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice
+    ) -> np.ndarray:
+        """Draws of ``p[s, t]`` for a slice of tasks, ``(chain, draw, system, task)``.
+
+        Partial pooling: exact conjugate draws ``p ~ Beta(a + c, b + n - c)`` given each
+        hyperparameter draw (a missing cell, ``n = 0``, gets a draw from the population
+        Beta), seeded per system and chunk (``[seed, system, first task]``). The estimand
+        "these tasks" is a function of the latent rates, so its posterior needs their draws:
+        a per-draw conditional expectation (:meth:`expected_curve`) has the right mean but
+        leaves out the trial noise, which is all the uncertainty this estimand has.
+        """
+        n, c = data.n.values[:, tasks], data.c.values[:, tasks]
+        if self.pooling == "none":
+            return posterior["p"].transpose("chain", "draw", "system", "task").values[..., tasks]
+        if self.pooling == "complete":
             p = posterior["p"].transpose("chain", "draw", "system").values
-            if per_task:
-                per = np.broadcast_to(p[..., None], (*p.shape, observed.shape[1]))
-                values = self._average_prob_curve(per, observed, k, metric, per_task=True)
-            else:
-                values = prob_curve(p, k, metric)
-        dims = ("chain", "draw", "system", "task", "k") if per_task else (
-            "chain", "draw", "system", "k"
-        )
-        coords = dict(base_coords, k=k)
-        if per_task:
-            coords["task"] = data.dataset["task"].values
-        return xr.DataArray(values, dims=dims, coords=coords)
-
-    @staticmethod
-    def _average_prob_curve(
-        p: np.ndarray, observed: np.ndarray, k: np.ndarray, metric: str, per_task: bool
-    ) -> np.ndarray:
-        """pass curve of explicit p draws (chain, draw, system, task) -> task average."""
-        out_shape = (*p.shape, len(k)) if per_task else (*p.shape[:3], len(k))
-        out = np.empty(out_shape)
-        weights = observed / observed.sum(axis=1, keepdims=True)
-        for j, kj in enumerate(k):
-            vals = prob_curve(p, kj, metric)[..., 0]
-            if per_task:
-                out[..., j] = np.where(observed, vals, np.nan)
-            else:
-                out[..., j] = np.einsum("cdst,st->cds", np.where(observed, vals, 0.0), weights)
+            return np.broadcast_to(p[..., None], (*p.shape, n.shape[1])).copy()
+        a, b = self._ab(posterior)
+        out = np.empty((*a.shape, n.shape[1]))
+        for s in range(a.shape[2]):
+            rng = np.random.default_rng([seed, s, tasks.start])
+            out[:, :, s] = rng.beta(a[..., s, None] + c[s], b[..., s, None] + (n[s] - c[s]))
         return out
 
-    @staticmethod
-    def _task_chunks(n_draws: int, tasks: np.ndarray) -> list[np.ndarray]:
-        """Split task indices so that one chunk of p draws holds at most ~4M numbers."""
-        size = max(1, 4_000_000 // max(n_draws, 1))
-        return [tasks[i : i + size] for i in range(0, len(tasks), size)]
-
-    def _p_draws(
-        self, a: np.ndarray, b: np.ndarray, data: EvalData, seed: int
-    ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-        """Yield ``(system, tasks, p)`` with exact conjugate draws of the latent rates.
-
-        ``p[chain, draw, t] ~ Beta(a + c_t, b + n_t - c_t)`` given each hyperparameter draw
-        (a missing cell, ``n = 0``, gets a draw from the population Beta). The stream is
-        seeded per system (``[seed, system]``) and chunked identically for every caller, so
-        curves, per-task curves and :meth:`success_prob` share draws.
-        """
-        n, c = data.n.values, data.c.values
-        chains, draws, n_sys = a.shape
-        for s in range(n_sys):
-            rng = np.random.default_rng([seed, s])
-            for tasks in self._task_chunks(chains * draws, np.arange(n.shape[1])):
-                p = rng.beta(
-                    a[..., s, None] + c[s, tasks], b[..., s, None] + (n[s, tasks] - c[s, tasks])
-                )
-                yield s, tasks, p
-
-    def _tasks_curve(
-        self,
-        a: np.ndarray,
-        b: np.ndarray,
-        data: EvalData,
-        k: np.ndarray,
-        metric: str,
-        per_task: bool,
-        seed: int,
+    def population_curve(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
     ) -> np.ndarray:
-        """Draws of the average over observed tasks of f(p_t) (or of each f(p_t)).
-
-        The estimand "these tasks" is a function of the latent rates, so its posterior needs
-        their draws: a per-draw conditional expectation E[f(p_t) | mu, kappa, data] (the
-        closed form, :meth:`expected_curve`) has the right mean but leaves out the trial
-        noise, which is all the uncertainty this estimand has. Exact conjugate draws of p
-        are used instead; their mean agrees with the closed form within Monte Carlo error.
-        """
-        observed = data.n.values > 0
-        chains, draws, n_sys = a.shape
-        if per_task:
-            out = np.full((chains, draws, n_sys, observed.shape[1], len(k)), np.nan)
-        else:
-            out = np.zeros((chains, draws, n_sys, len(k)))
-        for s, tasks, p in self._p_draws(a, b, data, seed):
-            seen = observed[s, tasks]
-            # log(1 - p) (pass@k) or log p (pass^k) once per chunk, then one exp per k.
-            with np.errstate(divide="ignore"):
-                log_base = np.log1p(-p) if metric == "pass@k" else np.log(p)
-            for j, kj in enumerate(k):
-                scaled = kj * log_base
-                vals = -np.expm1(scaled) if metric == "pass@k" else np.exp(scaled)
-                if per_task:
-                    out[:, :, s, tasks[seen], j] = vals[..., seen]
-                else:
-                    out[:, :, s, j] += vals[..., seen].sum(axis=-1)
-        if not per_task:
-            out /= observed.sum(axis=1)[None, None, :, None]
-        return out
+        """Closed form over the population Beta, ``1 - B(a, b + k) / B(a, b)`` (pass@k)."""
+        if self.pooling == "complete":
+            return prob_curve(posterior["p"].transpose("chain", "draw", "system").values, k, metric)
+        a, b = self._ab(posterior)
+        return beta_curve(a, b, k, metric)
 
     def expected_curve(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
@@ -492,30 +387,16 @@ class BetaBinomialModel(Model):
             name=metric,
         )
 
-    def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray:
-        n = data.n.values
-        if self.pooling == "partial":
-            a, b = self._ab(posterior)
-            p = np.empty((*a.shape, n.shape[1]))
-            for s, tasks, p_chunk in self._p_draws(a, b, data, seed):
-                p[:, :, s, tasks] = p_chunk
-        elif self.pooling == "none":
-            p = posterior["p"].transpose("chain", "draw", "system", "task").values
-        else:
-            p_s = posterior["p"].transpose("chain", "draw", "system").values
-            p = np.broadcast_to(p_s[..., None], (*p_s.shape, n.shape[1])).copy()
-        return cell_draws(p, posterior, data, "p")
-
-    def log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray:
+    def cell_log_likelihood(
+        self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
+    ) -> np.ndarray:
         """Pointwise log-likelihood of each observed cell.
 
         ``pooling="partial"``: the collapsed Beta-Binomial pmf (the predictive density of a
         cell's count given the hyperparameters); otherwise the Binomial pmf of the drawn p.
         """
-        n_all, c_all = data.n.values, data.c.values
-        s_idx, t_idx = np.nonzero(n_all > 0)
-        n, c = n_all[s_idx, t_idx], c_all[s_idx, t_idx]
-        log_choose = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
+        n, c = data.n.values[s_idx, t_idx], data.c.values[s_idx, t_idx]
+        log_choose = binomial_log_choose(n, c)
         if self.pooling == "partial":
             a, b = self._ab(posterior)
             a_c, b_c = a[..., s_idx], b[..., s_idx]
@@ -528,4 +409,4 @@ class BetaBinomialModel(Model):
                 p = posterior["p"].transpose("chain", "draw", "system").values[..., s_idx]
             with np.errstate(divide="ignore"):
                 values = log_choose + c * np.log(p) + (n - c) * np.log1p(-p)
-        return cell_log_likelihood(values, posterior, data, s_idx, t_idx)
+        return values

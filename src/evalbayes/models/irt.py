@@ -66,19 +66,12 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 import xarray as xr
-from scipy.special import expit, gammaln, log_expit
+from scipy.special import log_expit
 
 from evalbayes.data import EvalData
-from evalbayes.metrics import prob_curve
-from evalbayes.models.base import (
-    Model,
-    SamplerConfig,
-    cell_draws,
-    cell_log_likelihood,
-    config_hash,
-    padded_size,
-    run_inference,
-)
+from evalbayes.inference import padded_size
+from evalbayes.items import IRTDraws, IRTPosterior
+from evalbayes.models.base import Model, ModelInputs, binomial_log_choose
 from evalbayes.models.irt_quadrature import NodeSet, beta_nodes, item_population_curve
 
 __all__ = ["AUTO_CENTER_TRIALS", "KINDS", "IRTDraws", "IRTModel"]
@@ -88,30 +81,6 @@ Parameterization = Literal["auto", "centered", "noncentered"]
 KINDS: tuple[str, ...] = ("1pl", "2pl", "3pl")
 PARAMETERIZATIONS: tuple[str, ...] = ("auto", "centered", "noncentered")
 AUTO_CENTER_TRIALS = 10.0
-_CHUNK = 4_000_000  # numbers per chunk of (draws x systems x tasks) work
-
-
-@dataclass(frozen=True)
-class IRTDraws:
-    """Parameter draws as NumPy arrays, sample dims flattened or kept as (chain, draw).
-
-    ``a`` is all ones for the 1PL; ``g`` all zeros for the 1PL and 2PL.
-    """
-
-    theta: np.ndarray  # (..., system)
-    b: np.ndarray  # (..., task)
-    a: np.ndarray  # (..., task)
-    g: np.ndarray  # (..., task)
-    sigma_b: np.ndarray  # (...)
-    sigma_a: np.ndarray | None  # (...) or None for the 1PL
-
-    def prob(self, tasks: np.ndarray | slice = slice(None)) -> np.ndarray:
-        """Success probability ``g + (1 - g) sigmoid(a (theta - b))``, shape (..., S, T)."""
-        a = self.a[..., None, tasks]
-        b = self.b[..., None, tasks]
-        g = self.g[..., None, tasks]
-        q = expit(a * (self.theta[..., :, None] - b))
-        return g + (1.0 - g) * q
 
 
 @dataclass(frozen=True)
@@ -144,6 +113,7 @@ class IRTModel(Model):
     """
 
     name: ClassVar[str] = "irt"
+    posterior_class: ClassVar[type[IRTPosterior]] = IRTPosterior
 
     kind: Kind = "2pl"
     guess: float | str = "estimate"
@@ -254,7 +224,8 @@ class IRTModel(Model):
                     "drop it with EvalData.subset before fitting"
                 )
 
-    def _cell_values(self, data: EvalData) -> tuple[dict[str, np.ndarray], int]:
+    def inputs(self, data: EvalData) -> ModelInputs:
+        """Observed cells in long format, padded to a cached size."""
         n, c = data.n.values, data.c.values
         s_idx, t_idx = np.nonzero(n > 0)
         size = padded_size(len(s_idx))
@@ -265,14 +236,15 @@ class IRTModel(Model):
             "cell_n": np.concatenate([n[s_idx, t_idx], np.zeros(pad, np.int64)]).astype(float),
             "cell_c": np.concatenate([c[s_idx, t_idx], np.zeros(pad, np.int64)]).astype(float),
         }
-        return values, size
+        n_sys, n_task = n.shape
+        return ModelInputs(values, (n_sys, n_task, size, self.centered(data)))
 
-    def _build(
-        self, n_sys: int, n_task: int, size: int, values: dict[str, np.ndarray], centered: bool
-    ) -> Any:
+    def build(self, inputs: ModelInputs) -> Any:
         import pymc as pm
         import pytensor.tensor as pt
 
+        n_sys, n_task, size, centered = inputs.shape_key
+        values = inputs.values
         coords = {"system": np.arange(n_sys), "task": np.arange(n_task), "cell": np.arange(size)}
         with pm.Model(coords=coords) as model:
             cell_s = pm.Data("cell_s", values["cell_s"], dims="cell")
@@ -322,31 +294,13 @@ class IRTModel(Model):
             pm.Potential("loglik", (cell_c * log_p + (cell_n - cell_c) * log_1mp).sum())
         return model
 
-    def _fit(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
-        self.check_data(data)
-        n_sys, n_task = data.n.shape
-        values, size = self._cell_values(data)
-        centered = self.centered(data)
-        key = (self.name, config_hash(self.to_config()), n_sys, n_task, size, centered)
-        tree = run_inference(
-            lambda: self._build(n_sys, n_task, size, values, centered),
-            sampler,
-            key,
-            data_updates=values,
-        )
+    def posterior_vars(self, data: EvalData) -> list[str]:
         keep = ["theta", "b", "sigma_b"]
         if self.has_discrimination:
             keep += ["a", "sigma_a"] if self.sigma_a == "estimate" else ["a"]
         if self.estimates_guess:
             keep.append("g")
-        posterior = tree["posterior"].to_dataset()[keep]
-        posterior = posterior.assign_coords(
-            system=data.dataset["system"].values, task=data.dataset["task"].values
-        )
-        groups = {"posterior": posterior}
-        if "sample_stats" in tree.children:
-            groups["sample_stats"] = tree["sample_stats"].to_dataset()
-        return groups
+        return keep
 
     # ------------------------------------------------------------------ draws
     def draws(self, posterior: xr.Dataset) -> IRTDraws:
@@ -370,75 +324,36 @@ class IRTModel(Model):
         sigma_b = posterior["sigma_b"].transpose("chain", "draw").values
         return IRTDraws(theta=theta, b=b, a=a, g=g, sigma_b=sigma_b, sigma_a=sigma_a)
 
-    @staticmethod
-    def _task_chunks(n_draws: int, n_sys: int, n_task: int) -> list[slice]:
-        size = max(1, _CHUNK // max(1, n_draws * n_sys))
-        return [slice(i, min(n_task, i + size)) for i in range(0, n_task, size)]
-
     # ------------------------------------------------------------------ derived
-    def curve(
-        self,
-        posterior: xr.Dataset,
-        data: EvalData,
-        k: np.ndarray,
-        metric: str,
-        estimand: str,
-        per_task: bool,
-        seed: int = 0,
-    ) -> xr.DataArray:
-        """pass@k / pass^k draws for the "tasks" or "population" estimand (module docstring).
+    def rates(
+        self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice
+    ) -> np.ndarray:
+        """Draws of ``p[s, t] = g + (1 - g) sigmoid(a (theta - b))`` (no Monte Carlo step)."""
+        return self.draws(posterior).prob(tasks)
 
-        Deterministic given the draws (``seed`` is unused: no Monte Carlo step).
+    def population_curve(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> np.ndarray:
+        """``E[f(p(theta_s, item))]`` over a new item from the item population, by quadrature.
+
+        Every system is integrated against the same item distribution of the same draw, so
+        the difference of two systems is paired.
         """
-        if per_task and estimand == "population":
-            raise ValueError("per_task=True needs estimand='tasks' (population is over new tasks)")
         draws = self.draws(posterior)
         chains, n_draw, n_sys = draws.theta.shape
-        observed = data.n.values > 0
-        if estimand == "population":
-            flat = chains * n_draw
-            values = item_population_curve(
-                draws.theta.reshape(flat, n_sys),
-                draws.sigma_b.reshape(flat),
-                None if draws.sigma_a is None else draws.sigma_a.reshape(flat),
-                self.guess_rule(),
-                k,
-                metric,
-            ).reshape(chains, n_draw, n_sys, len(k))
-        else:
-            n_task = observed.shape[1]
-            if per_task:
-                values = np.full((chains, n_draw, n_sys, n_task, len(k)), np.nan)
-            else:
-                values = np.zeros((chains, n_draw, n_sys, len(k)))
-            for tasks in self._task_chunks(chains * n_draw, n_sys, n_task):
-                f = prob_curve(draws.prob(tasks), k, metric)  # (c, d, S, chunk, k)
-                seen = observed[:, tasks]
-                if per_task:
-                    values[:, :, :, tasks] = np.where(seen[..., None], f, np.nan)
-                else:
-                    values += np.einsum("cdstk,st->cdsk", f, seen.astype(float))
-            if not per_task:
-                values /= observed.sum(axis=1)[None, None, :, None]
-        dims = ("chain", "draw", "system", "task", "k") if per_task else (
-            "chain", "draw", "system", "k"
-        )
-        coords = {
-            "chain": posterior["chain"].values,
-            "draw": posterior["draw"].values,
-            "system": data.dataset["system"].values,
-            "k": k,
-        }
-        if per_task:
-            coords["task"] = data.dataset["task"].values
-        return xr.DataArray(values, dims=dims, coords=coords, name=metric)
+        flat = chains * n_draw
+        return item_population_curve(
+            draws.theta.reshape(flat, n_sys),
+            draws.sigma_b.reshape(flat),
+            None if draws.sigma_a is None else draws.sigma_a.reshape(flat),
+            self.guess_rule(),
+            k,
+            metric,
+        ).reshape(chains, n_draw, n_sys, len(k))
 
-    def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray:
-        """Draws of ``p[s, t] = g + (1 - g) sigmoid(a (theta - b))`` (no Monte Carlo step)."""
-        p = self.draws(posterior).prob()
-        return cell_draws(p, posterior, data, "p")
-
-    def log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray:
+    def cell_log_likelihood(
+        self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
+    ) -> np.ndarray:
         """Binomial log pmf of each observed cell, dims ``(chain, draw, cell)``.
 
         ``log C(n, c) + c log p + (n - c) log(1 - p)``, with ``log p`` and ``log(1 - p)``
@@ -446,9 +361,7 @@ class IRTModel(Model):
         ``cell_system`` and ``cell_task`` name each cell (only ``n > 0`` cells appear).
         """
         draws = self.draws(posterior)
-        n_all, c_all = data.n.values, data.c.values
-        s_idx, t_idx = np.nonzero(n_all > 0)
-        n, c = n_all[s_idx, t_idx], c_all[s_idx, t_idx]
+        n, c = data.n.values[s_idx, t_idx], data.c.values[s_idx, t_idx]
         eta = draws.a[..., t_idx] * (draws.theta[..., s_idx] - draws.b[..., t_idx])
         log_q, log_1mq = log_expit(eta), log_expit(-eta)
         if self.kind == "3pl":
@@ -457,33 +370,4 @@ class IRTModel(Model):
             log_1mp = np.log1p(-g) + log_1mq
         else:
             log_p, log_1mp = log_q, log_1mq
-        log_choose = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
-        values = log_choose + c * log_p + (n - c) * log_1mp
-        return cell_log_likelihood(values, posterior, data, s_idx, t_idx)
-
-    # ------------------------------------------------------------------ item analysis
-    def posterior_items(self, posterior: Any, ci_prob: float = 0.9, **kwargs: Any) -> Any:
-        """Item table (``posterior.items()``); see :func:`evalbayes.items.item_table`."""
-        from evalbayes.items import item_table
-
-        return item_table(posterior, ci_prob=ci_prob, **kwargs)
-
-    def posterior_abilities(self, posterior: Any, ci_prob: float = 0.9) -> Any:
-        """Ability table (``posterior.abilities()``); see :func:`evalbayes.items.ability_table`."""
-        from evalbayes.items import ability_table
-
-        return ability_table(posterior, ci_prob=ci_prob)
-
-    def posterior_item_information(self, posterior: Any, theta: Any = None) -> Any:
-        """Fisher information (``posterior.item_information()``); see
-        :func:`evalbayes.items.item_information`."""
-        from evalbayes.items import item_information
-
-        return item_information(posterior, theta)
-
-    def posterior_select_items(self, posterior: Any, m: int) -> Any:
-        """The ``m`` most informative items (``posterior.select_items(m)``); see
-        :func:`evalbayes.items.select_items`."""
-        from evalbayes.items import select_items
-
-        return select_items(posterior, m)
+        return binomial_log_choose(n, c) + c * log_p + (n - c) * log_1mp

@@ -14,7 +14,7 @@ import xarray as xr
 from evalbayes.crosscheck import CrosscheckReport, crosscheck
 from evalbayes.data import EvalData
 from evalbayes.intervals import credible_interval
-from evalbayes.metrics import METRICS
+from evalbayes.names import METRICS
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.results import Posterior

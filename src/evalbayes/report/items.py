@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evalbayes.items import IRTPosterior
 from evalbayes.plots.items import FLAG_COLUMNS, plot_item_difficulty, plot_wright_map
 from evalbayes.report._format import fmt, fmt_interval
 from evalbayes.report.context import ReportContext
@@ -94,7 +95,7 @@ def _ability_table(abilities: pd.DataFrame, ci: str) -> Table:
 def items_section(ctx: ReportContext) -> Section:
     """Item analysis of an IRT fit, or a note saying how to get one."""
     posterior = ctx.posterior
-    if not hasattr(posterior.model, "posterior_items"):
+    if not isinstance(posterior, IRTPosterior):
         return Section(
             "items",
             "Items",

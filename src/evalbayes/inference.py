@@ -1,0 +1,217 @@
+"""Running inference: sampler settings, the compiled-model cache and ``run_inference``.
+
+Below the models and the results in the layering: a model builds a PyMC model and hands it
+here; the results record the :class:`SamplerConfig` that produced them. PyMC, pytensor and
+nutpie are imported inside :func:`run_inference` only, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Hashable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evalbayes.names import (
+    APPROXIMATE_METHODS,
+    SAMPLER_DEFAULTS,
+    Method,
+    check_count,
+    check_method,
+    check_seed,
+)
+
+__all__ = [
+    "COMPILED_MODELS",
+    "SamplerConfig",
+    "config_hash",
+    "padded_size",
+    "resolve_seed",
+    "run_inference",
+]
+
+#: Compiled nutpie models kept for the life of the process, keyed by model config and shape.
+COMPILED_MODELS: dict[Hashable, Any] = {}
+
+
+@dataclass(frozen=True)
+class SamplerConfig:
+    """How to run inference.
+
+    Parameters
+    ----------
+    method : {"nutpie", "pymc", "numpyro", "advi", "pathfinder"}
+        ``nutpie`` (default, NUTS compiled with numba; Hoffman & Gelman 2014), ``pymc``
+        (PyMC's own NUTS, the fallback), ``numpyro`` (NUTS in JAX, optional extra
+        ``evalbayes[jax]``; the route to GPUs), ``advi`` / ``pathfinder`` (variational,
+        fast, *approximate*: labelled so in every output; Kucukelbir et al. 2017, Zhang et
+        al. 2022).
+    draws, tune, chains : int
+        Posterior draws per chain, warm-up iterations per chain, number of chains.
+    seed : int
+        Random seed (PyMC calls it ``random_seed``); the same seed gives the same draws.
+    target_accept : float
+        NUTS target acceptance rate.
+    progressbar : bool
+        Show sampling progress.
+    vi_iterations : int
+        Optimisation steps for ``advi``.
+    """
+
+    method: Method = SAMPLER_DEFAULTS["method"]
+    draws: int = SAMPLER_DEFAULTS["draws"]
+    tune: int = SAMPLER_DEFAULTS["tune"]
+    chains: int = SAMPLER_DEFAULTS["chains"]
+    seed: int = SAMPLER_DEFAULTS["seed"]
+    target_accept: float = SAMPLER_DEFAULTS["target_accept"]
+    progressbar: bool = False
+    vi_iterations: int = 30_000
+
+    def __post_init__(self) -> None:
+        check_method(self.method)
+        check_count(self.draws, "draws")
+        check_count(self.chains, "chains")
+        # NUTS needs warm-up to adapt its step size; variational methods ignore tune.
+        check_count(self.tune, "tune", minimum=0 if self.approximate else 1)
+        check_seed(self.seed)
+        check_count(self.vi_iterations, "vi_iterations")
+        if not 0 < self.target_accept < 1:
+            raise ValueError(f"target_accept must lie in (0, 1), got {self.target_accept}")
+
+    @property
+    def approximate(self) -> bool:
+        """True for variational methods, whose intervals are not exact posterior intervals."""
+        return self.method in APPROXIMATE_METHODS
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (JSON-serialisable)."""
+        return asdict(self)
+
+
+def resolve_seed(seed: int | None, random_seed: int | None) -> int:
+    """The seed from either spelling (``seed`` or PyMC's ``random_seed``); default 0."""
+    if seed is not None and random_seed is not None and seed != random_seed:
+        raise ValueError(f"seed={seed} and random_seed={random_seed} disagree: give one")
+    value = seed if seed is not None else random_seed
+    return SAMPLER_DEFAULTS["seed"] if value is None else check_seed(value)
+
+
+def config_hash(config: Any) -> str:
+    """Stable short hash (SHA-256, 16 hex digits) of a JSON-serialisable object."""
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def padded_size(size: int) -> int:
+    """Padded length for compiled-model reuse: the next power of two, at least 16.
+
+    Data of similar size share one compiled model (``run_inference`` caches by shape).
+    """
+    return max(16, 1 << (int(size) - 1).bit_length())
+
+
+def run_inference(
+    build: Callable[[], Any],
+    sampler: SamplerConfig,
+    cache_key: Hashable | None = None,
+    data_updates: dict[str, np.ndarray] | None = None,
+) -> xr.DataTree:
+    """Run the configured inference method on the PyMC model returned by ``build()``.
+
+    With nutpie and a ``cache_key``, the compiled model is kept for the life of the process
+    (:data:`COMPILED_MODELS`) and later calls with the same key only swap the data
+    (``with_data``), skipping the 5-20 s numba compile. ``data_updates`` are the ``pm.Data``
+    values for this call. Variational fits come back with ``chain`` and ``draw`` dims
+    (``chains`` x ``draws`` draws, reshaped), like MCMC fits, so every summary works.
+    """
+    method = sampler.method
+    if method == "nutpie":
+        import nutpie
+
+        compiled = COMPILED_MODELS.get(cache_key) if cache_key is not None else None
+        if compiled is None:
+            compiled = nutpie.compile_pymc_model(build())
+            if cache_key is not None:
+                COMPILED_MODELS[cache_key] = compiled
+        if data_updates:
+            compiled = compiled.with_data(**data_updates)
+        return nutpie.sample(
+            compiled,
+            draws=sampler.draws,
+            tune=sampler.tune,
+            chains=sampler.chains,
+            seed=sampler.seed,
+            progress_bar=sampler.progressbar,
+            target_accept=sampler.target_accept,
+        )
+    if method == "numpyro":
+        _require("numpyro", "method='numpyro' needs the optional JAX extra: "
+                 "pip install 'evalbayes[jax]'")
+    if method == "pathfinder":
+        _require("pymc_extras", "method='pathfinder' needs pymc-extras: "
+                 "pip install pymc-extras (or use method='advi')")
+    import pymc as pm
+
+    model = build()
+    if data_updates:
+        with model:
+            pm.set_data(data_updates)
+    with model:
+        if method in ("pymc", "numpyro"):
+            return pm.sample(
+                draws=sampler.draws,
+                tune=sampler.tune,
+                chains=sampler.chains,
+                cores=1 if method == "pymc" else None,
+                random_seed=sampler.seed,
+                target_accept=sampler.target_accept,
+                progressbar=sampler.progressbar,
+                nuts_sampler=method,
+                compute_convergence_checks=False,
+            )
+        if method == "advi":
+            approx = pm.fit(
+                n=sampler.vi_iterations,
+                method="advi",
+                random_seed=sampler.seed,
+                progressbar=sampler.progressbar,
+            )
+            tree = approx.sample(sampler.draws * sampler.chains, random_seed=sampler.seed)
+        else:
+            import pymc_extras as pmx
+
+            tree = pmx.fit(
+                method="pathfinder",
+                num_draws=sampler.draws * sampler.chains,
+                random_seed=sampler.seed,
+            )
+    return _as_chains(tree, sampler.chains, sampler.draws)
+
+
+def _require(module: str, message: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise ValueError(message)
+
+
+def _as_chains(tree: xr.DataTree, chains: int, draws: int) -> xr.DataTree:
+    """Reshape a variational fit's ``chains * draws`` draws into ``(chain, draw)``."""
+    posterior = tree["posterior"].to_dataset()
+    flat = posterior.stack(sample=("chain", "draw")).transpose("sample", ...)
+    flat = flat.drop_vars(["sample", "chain", "draw"]).assign_coords(
+        sample=np.arange(flat.sizes["sample"])
+    )
+    if flat.sizes["sample"] != chains * draws:
+        return tree
+    index = xr.Coordinates.from_pandas_multiindex(
+        pd.MultiIndex.from_product([np.arange(chains), np.arange(draws)], names=["chain", "draw"]),
+        "sample",
+    )
+    reshaped = flat.assign_coords(index).unstack("sample").transpose("chain", "draw", ...)
+    return xr.DataTree.from_dict({"posterior": reshaped})

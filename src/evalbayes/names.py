@@ -1,0 +1,182 @@
+"""One home for the names evalbayes shares: estimands, metrics, dims, interval kinds,
+inference methods and their defaults, chunk sizes, and one validator for each.
+
+The bottom layer: pure Python and NumPy. Every other module (models, results, comparison,
+plots, report, CLI) imports these names instead of restating them, so a choice offered by the
+CLI and the check behind it can never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "APPROXIMATE_METHODS",
+    "CHUNK_NUMBERS",
+    "ESTIMANDS",
+    "ESTIMAND_TEXT",
+    "INTERVAL_KINDS",
+    "K_DIM",
+    "METHODS",
+    "METRICS",
+    "SAMPLER_DEFAULTS",
+    "SAMPLE_DIMS",
+    "SYSTEM_DIM",
+    "TASK_DIM",
+    "Estimand",
+    "IntervalKind",
+    "Method",
+    "Metric",
+    "check_ci_prob",
+    "check_count",
+    "check_estimand",
+    "check_interval_kind",
+    "check_k",
+    "check_method",
+    "check_metric",
+    "check_seed",
+    "check_systems",
+]
+
+# ----------------------------------------------------------------------------- estimands
+Estimand = Literal["tasks", "population"]
+ESTIMANDS: Final[tuple[str, ...]] = ("tasks", "population")
+ESTIMAND_TEXT: Final[dict[str, str]] = {
+    "tasks": "how well on these tasks (trial noise only)",
+    "population": "how well on tasks like these (task sampling too)",
+}
+
+# ----------------------------------------------------------------------------- metrics
+Metric = Literal["pass@k", "pass^k"]
+METRICS: Final[tuple[str, ...]] = ("pass@k", "pass^k")
+
+# ----------------------------------------------------------------------------- dims
+SAMPLE_DIMS: Final[tuple[str, str]] = ("chain", "draw")
+SYSTEM_DIM: Final = "system"
+TASK_DIM: Final = "task"
+K_DIM: Final = "k"
+
+# ----------------------------------------------------------------------------- intervals
+IntervalKind = Literal["eti", "hdi"]
+INTERVAL_KINDS: Final[tuple[str, ...]] = ("eti", "hdi")
+
+# ----------------------------------------------------------------------------- inference
+Method = Literal["nutpie", "pymc", "numpyro", "advi", "pathfinder"]
+METHODS: Final[tuple[str, ...]] = ("nutpie", "pymc", "numpyro", "advi", "pathfinder")
+APPROXIMATE_METHODS: Final[tuple[str, ...]] = ("advi", "pathfinder")
+SAMPLER_DEFAULTS: Final[dict[str, Any]] = {
+    "method": "nutpie",
+    "draws": 1000,
+    "tune": 1000,
+    "chains": 4,
+    "seed": 0,
+    "target_accept": 0.9,
+}
+
+#: Numbers held at once by chunked computations over (draws x systems x tasks).
+CHUNK_NUMBERS: Final = 4_000_000
+
+
+# ----------------------------------------------------------------------------- validators
+def check_k(k: ArrayLike) -> NDArray[np.float64]:
+    """Validate ``k`` (a positive number or a 1-D sequence of them) -> 1-D float array."""
+    message = f"k must be a positive number or a 1-D sequence of them, got {k!r}"
+    try:
+        arr = np.atleast_1d(np.asarray(k, dtype=np.float64))
+    except (TypeError, ValueError) as err:
+        raise ValueError(message) from err
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(message)
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"k must be positive and finite, got {arr.tolist()}")
+    return arr
+
+
+def check_metric(metric: str) -> Metric:
+    """Return ``metric`` if it is ``"pass@k"`` or ``"pass^k"``, else raise."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    return metric  # type: ignore[return-value]
+
+
+def check_estimand(
+    estimand: str, available: Sequence[str] = ESTIMANDS, owner: str = "this model"
+) -> Estimand:
+    """Return ``estimand`` if it is one of ``available`` (default: both), else raise.
+
+    ``owner`` names the model in the message (e.g. ``"beta-binomial with pooling='none'"``).
+    """
+    if estimand not in ESTIMANDS:
+        raise ValueError(f"estimand must be one of {ESTIMANDS}, got {estimand!r}")
+    if estimand not in available:
+        raise ValueError(
+            f"estimand {estimand!r} is not available for {owner}; available: {tuple(available)}"
+        )
+    return estimand  # type: ignore[return-value]
+
+
+def check_interval_kind(kind: str) -> IntervalKind:
+    """Return ``kind`` if it is ``"eti"`` or ``"hdi"``, else raise."""
+    if kind not in INTERVAL_KINDS:
+        raise ValueError(f"kind must be one of {INTERVAL_KINDS}, got {kind!r}")
+    return kind  # type: ignore[return-value]
+
+
+def check_ci_prob(ci_prob: float, name: str = "ci_prob") -> float:
+    """Return ``ci_prob`` as a float if it lies strictly inside (0, 1), else raise."""
+    try:
+        value = float(ci_prob)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a number in (0, 1), got {ci_prob!r}") from err
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1), got {ci_prob!r}")
+    return value
+
+
+def check_count(value: Any, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as an int if it is an integer >= ``minimum`` (draws, chains, ...)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """Return ``seed`` if it is a non-negative integer (NumPy's and PyMC's rule), else raise."""
+    return check_count(seed, name, minimum=0)
+
+
+def check_method(method: str) -> Method:
+    """Return ``method`` if it is one of :data:`METHODS`, else raise."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    return method  # type: ignore[return-value]
+
+
+def check_systems(available: Sequence[str], systems: Any, minimum: int = 1) -> list[str]:
+    """Validate a selection of system names (order kept) against ``available``.
+
+    ``None`` selects all. A bare string is refused (it would be read as characters), as are
+    unknown and repeated names and selections with fewer than ``minimum`` systems.
+    """
+    if systems is None:
+        chosen = [str(s) for s in available]
+    else:
+        if isinstance(systems, str):
+            raise ValueError(f"systems must be a sequence of names, got the string {systems!r}")
+        chosen = [str(s) for s in systems]
+        known = {str(s) for s in available}
+        unknown = [s for s in chosen if s not in known]
+        if unknown:
+            raise ValueError(f"unknown systems {unknown}; known: {[str(s) for s in available]}")
+        duplicated = sorted({s for s in chosen if chosen.count(s) > 1})
+        if duplicated:
+            raise ValueError(f"systems listed more than once: {duplicated}")
+    if len(chosen) < minimum:
+        raise ValueError(f"need at least {minimum} system(s), got {len(chosen)}: {chosen}")
+    return chosen
