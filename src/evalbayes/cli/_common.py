@@ -106,10 +106,11 @@ def add_format_arg(parser: argparse.ArgumentParser, reads_data: bool = False) ->
     parser.add_argument("-o", "--output", default=None, help="write to this file")
 
 
-def add_seed_arg(parser: argparse.ArgumentParser, default: int | None) -> None:
+def add_seed_arg(parser: Any, default: int | None, shown: int | None = None) -> None:
     """--seed, with PyMC's name --random-seed as an alias."""
+    shown = default if shown is None else shown
     parser.add_argument("--seed", "--random-seed", dest="seed", type=non_negative_int,
-                        default=default, help=f"random seed (default {default})")
+                        default=default, help=f"random seed (default {shown})")
 
 
 def add_sampler_args(parser: argparse.ArgumentParser) -> None:
@@ -126,7 +127,7 @@ def add_sampler_args(parser: argparse.ArgumentParser) -> None:
                        help=f"number of chains (default {d['chains']})")
     group.add_argument("--target-accept", type=float, default=None,
                        help=f"NUTS target acceptance (default {d['target_accept']})")
-    add_seed_arg(group, None)  # type: ignore[arg-type]
+    add_seed_arg(group, None, shown=d["seed"])
 
 
 def add_fit_arg(parser: argparse.ArgumentParser) -> None:

@@ -35,6 +35,6 @@ def run(args: argparse.Namespace) -> int:
     posteriors = {label: load_fit(path) for label, path in zip(labels(args.fits), args.fits,
                                                                 strict=True)}
     code = max(check_fit(p, args.strict) for p in posteriors.values())
-    table = compare_models(posteriors)
+    table = compare_models(posteriors).reset_index()  # the model labels are the index
     emit(table, output, args.output, title="PSIS-LOO model comparison (higher elpd is better)")
     return code

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from evalbayes.cli._common import add_seed_arg, positive_int
+from evalbayes.names import ESTIMANDS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     ks = [1, 2, 4, 8, 16, 32, 64, 128]
     unbiased = pass_curve(data, [k for k in ks if k <= 64], metric="pass@k")
     rows = []
-    for estimand in ("tasks", "population"):
+    for estimand in ESTIMANDS:
         summary = posterior.summary(k=ks, estimands=(estimand,))
         for _, row in summary.iterrows():
             rows.append(
