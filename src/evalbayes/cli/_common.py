@@ -1,9 +1,7 @@
 """Shared argument groups and input reading of the ``evalbayes`` commands (output: _output).
 
-Input errors are raised as :class:`CLIError` (a :class:`ValueError`) and reported in one
-place, :func:`evalbayes.cli.main` (exit 2). Reader options are gathered as a plain dict of
-keyword arguments for :func:`evalbayes.io.read` in :func:`reader_options`, the one place to
-rewire when the readers' options change.
+Input errors are :class:`CLIError` (a ValueError), reported by :func:`evalbayes.cli.main`
+(exit 2). :func:`reader_options` is the one place that maps flags to ``io.read`` options.
 """
 
 from __future__ import annotations
@@ -30,6 +28,7 @@ DATASET_PREFIX = "dataset:"
 READER_FLAGS = {
     "system": "--system", "universe": "--universe", "threshold": "--threshold",
     "missing": "--missing", "extra": "--extra", "errors": "--errors", "scorer": "--scorer",
+    "task_prefix": "--task-prefix",
 }  # fmt: skip
 NUTS_METHODS = ("nutpie", "pymc", "numpyro")
 
@@ -96,6 +95,8 @@ def add_data_args(parser: argparse.ArgumentParser, name: str = "data") -> None:
                        help="tables: keep extra columns as coordinates or ignore them")
     group.add_argument("--errors", choices=("failure", "drop", "raise"),
                        help="inspect_ai/Terminal-Bench: what an errored sample counts as")
+    group.add_argument("--task-prefix", action="store_const", const=True, default=None,
+                       help="logs: label tasks '<benchmark>/<id>' (ids shared by benchmarks)")
 
 
 def add_format_arg(parser: argparse.ArgumentParser, reads_data: bool = False) -> None:

@@ -12,6 +12,7 @@ from evalbayes.cli._common import (
     output_format,
     positive_int,
     read_data,
+    reader_options,
     warn,
 )
 from evalbayes.cli._output import check_fit, check_output_path, load_fit
@@ -40,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.output)
     fit, code = None, 0
     if len(args.source) == 1 and args.source[0].endswith(".nc"):
+        if args.where or reader_options(args) or args.input_format:
+            raise CLIError("--where, --input-format and reader options apply to DATA, not a fit")
         fit = load_fit(args.source[0])
         code = check_fit(fit, args.strict)
         data = fit.data
