@@ -109,6 +109,16 @@ def _labels(da: xr.DataArray) -> list[str]:
     return ["[" + ", ".join(str(v) for v in key) + "]" for key in index]
 
 
+def _worst(table: pd.DataFrame, column: str, *, largest: bool) -> tuple[float, str]:
+    """Worst value of ``column`` and its parameter; NaN and "undefined" when none is finite
+    (one chain gives no R-hat; variational draws are one chain)."""
+    values = table[column] if len(table) else pd.Series(dtype=float)
+    if values.isna().all():
+        return float("nan"), "undefined"
+    index = values.idxmax() if largest else values.idxmin()
+    return float(values[index]), str(table.loc[index, "parameter"])
+
+
 def convergence_diagnostics(
     posterior: xr.Dataset, sample_stats: xr.Dataset | None, *, warn: bool = True
 ) -> Diagnostics:
@@ -118,19 +128,18 @@ def convergence_diagnostics(
     divergences = 0
     if sample_stats is not None and "diverging" in sample_stats:
         divergences = int(np.asarray(sample_stats["diverging"]).sum())
-    rhat_max = float(np.nanmax(table["rhat"])) if len(table) else float("nan")
-    ess_bulk_min = float(np.nanmin(table["ess_bulk"])) if len(table) else float("nan")
-    ess_tail_min = float(np.nanmin(table["ess_tail"])) if len(table) else float("nan")
+    rhat_max, rhat_worst = _worst(table, "rhat", largest=True)
+    ess_bulk_min, bulk_worst = _worst(table, "ess_bulk", largest=False)
+    ess_tail_min, tail_worst = _worst(table, "ess_tail", largest=False)
     problems = []
-    if not rhat_max <= RHAT_MAX:
-        worst = table.loc[table["rhat"].idxmax(), "parameter"]
-        problems.append(f"R-hat {rhat_max:.3f} > {RHAT_MAX} (worst: {worst})")
+    if posterior.sizes["chain"] < 2:
+        problems.append("R-hat needs at least 2 chains (one chain cannot show non-convergence)")
+    elif not rhat_max <= RHAT_MAX:
+        problems.append(f"R-hat {rhat_max:.3f} > {RHAT_MAX} (worst: {rhat_worst})")
     if not ess_bulk_min >= ESS_MIN:
-        worst = table.loc[table["ess_bulk"].idxmin(), "parameter"]
-        problems.append(f"bulk ESS {ess_bulk_min:.0f} < {ESS_MIN} (worst: {worst})")
+        problems.append(f"bulk ESS {ess_bulk_min:.0f} < {ESS_MIN} (worst: {bulk_worst})")
     if not ess_tail_min >= ESS_MIN:
-        worst = table.loc[table["ess_tail"].idxmin(), "parameter"]
-        problems.append(f"tail ESS {ess_tail_min:.0f} < {ESS_MIN} (worst: {worst})")
+        problems.append(f"tail ESS {ess_tail_min:.0f} < {ESS_MIN} (worst: {tail_worst})")
     if divergences:
         problems.append(f"{divergences} divergent transitions")
     result = Diagnostics(

@@ -1,0 +1,99 @@
+"""Command line: ``evalbayes <command> ...``.
+
+Each command is one module ``evalbayes.cli.<name>`` (dashes -> underscores) with
+``add_arguments(parser)`` and ``run(args) -> int``. :data:`COMMANDS` lists them lazily: only
+the chosen command's module is imported, so ``evalbayes --help`` and the commands that do not
+fit (``crosscheck``, ``convert``, ``datasets``) never import PyMC.
+
+Exit codes: 0 success; 1 a check failed (``--strict`` diagnostics, a fit that did not
+converge); 2 bad input or usage, reported here in one place as ``evalbayes: error: ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+from collections.abc import Sequence
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: name -> (module, one-line help); the module defines ``add_arguments`` and ``run``.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "crosscheck": ("evalbayes.cli.crosscheck",
+                   "frequentist estimates (no PyMC): pass@k, intervals"),
+    "fit": ("evalbayes.cli.fit", "fit a model and save the posterior (NetCDF)"),
+    "summary": ("evalbayes.cli.summary", "per-system posterior summary of a fit"),
+    "pass-at-k": ("evalbayes.cli.pass_at_k", "posterior pass@k / pass^k curves of a fit"),
+    "compare": ("evalbayes.cli.compare", "P(B > A), B - A, rope and expected loss"),
+    "plot": ("evalbayes.cli.plot", "plots of a fit"),
+    "items": ("evalbayes.cli.items", "item difficulty table of an IRT fit"),
+    "compare-models": ("evalbayes.cli.compare_models",
+                       "PSIS-LOO comparison of fits of the same data"),
+    "convert": ("evalbayes.cli.convert", "harness logs -> tidy counts (or trials) table"),
+    "datasets": ("evalbayes.cli.datasets",
+                 "list the bundled datasets with provenance and licence"),
+    "report": ("evalbayes.cli.report", "self-contained HTML (or Markdown) report"),
+    "demo": ("evalbayes.cli.demo", "the main job on bundled TinyAgent counts"),
+}  # fmt: skip
+
+
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The command named in ``argv`` (the first word that is one), if any."""
+    return next((word for word in argv if word in COMMANDS), None)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s module is imported to add its arguments."""
+    from evalbayes._version import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="evalbayes",
+        description="Bayesian hierarchical models of AI evaluation counts, with frequentist "
+        "cross-checks.",
+        epilog="exit codes: 0 success, 1 a check failed (--strict), 2 bad input or usage. "
+        "`evalbayes COMMAND --help` shows a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"evalbayes {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            module = importlib.import_module(module_name)
+            module.add_arguments(p)
+            p.set_defaults(run=module.run)
+    return parser
+
+
+def cli_hint(message: str) -> str:
+    """Name the CLI flag where a library message tells the user to pass ``option=``."""
+    from evalbayes.cli._common import READER_FLAGS
+
+    flags = [flag for key, flag in READER_FLAGS.items() if re.search(rf"\b{key}=", message)]
+    return f"{message} (on the command line: {', '.join(flags)})" if flags else message
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``evalbayes`` command; input errors -> message and exit 2."""
+    import json
+    import tomllib
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(_chosen(argv)).parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except (
+        ValueError,  # includes CLIError, UnicodeDecodeError and the decode errors below
+        json.JSONDecodeError,
+        tomllib.TOMLDecodeError,
+        FileNotFoundError,
+        IsADirectoryError,
+        NotADirectoryError,
+        PermissionError,
+    ) as err:
+        message = str(err) if not isinstance(err, OSError) or not err.filename else (
+            f"{err.filename}: {err.strerror}"
+        )
+        print(f"evalbayes: error: {cli_hint(message)}", file=sys.stderr)
+        return 2

@@ -1,0 +1,248 @@
+"""Shared argument groups and input reading of the ``evalbayes`` commands (output: _output).
+
+Input errors are :class:`CLIError` (a ValueError), reported by :func:`evalbayes.cli.main`
+(exit 2). :func:`reader_options` is the one place that maps flags to ``io.read`` options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from evalbayes.names import METHODS, SAMPLER_DEFAULTS, check_count
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalbayes.data import EvalData
+
+
+OUTPUT_FORMATS = ("table", "csv", "json")
+#: The input formats of :func:`evalbayes.io.read` (``evalbayes.io.FORMATS``; a test keeps
+#: the two equal without importing the readers at parser-build time).
+INPUT_FORMATS = (
+    "auto", "inspect", "lm-eval", "helm", "terminal-bench", "swe-bench", "counts", "trials",
+)  # fmt: skip
+DATASET_PREFIX = "dataset:"
+#: CLI flag -> keyword argument of :func:`evalbayes.io.read` (the readers' options).
+READER_FLAGS = {
+    "system": "--system", "universe": "--universe", "threshold": "--threshold",
+    "missing": "--missing", "extra": "--extra", "errors": "--errors", "scorer": "--scorer",
+    "task_prefix": "--task-prefix",
+}  # fmt: skip
+NUTS_METHODS = ("nutpie", "pymc", "numpyro")
+
+
+class CLIError(ValueError):
+    """A user-facing input error: printed without a traceback, exit code 2."""
+
+
+def warn(message: str) -> None:
+    """Print a message for the user on stderr."""
+    print(message, file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- argument types
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (the rule of :func:`evalbayes.names.check_count`)."""
+    return _count(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (seeds; :func:`evalbayes.names.check_count`)."""
+    return _count(text, 0)
+
+
+def _count(text: str, minimum: int) -> int:
+    try:
+        return check_count(_int(text), "value", minimum=minimum)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text}") from err
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+# --------------------------------------------------------------------------- argument groups
+def add_data_args(parser: argparse.ArgumentParser, name: str = "data") -> None:
+    """DATA, --input-format, --where and the readers' options (--system, --threshold ...)."""
+    parser.add_argument(
+        name, nargs="+", metavar=name.upper(),
+        help="counts/trials table, harness log(s), directory or glob, or dataset:NAME "
+        "(bundled, see `evalbayes datasets`)",
+    )  # fmt: skip
+    parser.add_argument("--input-format", choices=INPUT_FORMATS, default=None,
+                        help="how to read DATA (default: detect from the file)")
+    parser.add_argument(
+        "--where", action="extend", nargs="+", metavar="COLUMN=VALUE",
+        help="keep only tasks/systems whose coordinate has this value, e.g. "
+        "experiment=sec17.1; a column given twice keeps either value",
+    )  # fmt: skip
+    group = parser.add_argument_group("reader options (passed to the log/table reader)")
+    group.add_argument("--system", action="append", metavar="NAME|OLD=NEW",
+                       help="system name of single-system files, or OLD=NEW renames (repeat)")
+    group.add_argument("--universe", metavar="FILE",
+                       help="SWE-bench: the instance ids of the evaluated split (JSON/CSV/text)")
+    group.add_argument("--threshold", type=float,
+                       help="count scores >= THRESHOLD as successes (non-binary scores)")
+    group.add_argument("--scorer", help="inspect_ai: the scorer to read")
+    group.add_argument("--missing", choices=("error", "failure"),
+                       help="trial tables: a missing outcome is an error (default) or a failure")
+    group.add_argument("--extra", choices=("coords", "ignore"),
+                       help="tables: keep extra columns as coordinates or ignore them")
+    group.add_argument("--errors", choices=("failure", "drop", "raise"),
+                       help="inspect_ai/Terminal-Bench: what an errored sample counts as")
+    group.add_argument("--task-prefix", action="store_const", const=True, default=None,
+                       help="logs: label tasks '<benchmark>/<id>' (ids shared by benchmarks)")
+
+
+def add_format_arg(parser: argparse.ArgumentParser, reads_data: bool = False) -> None:
+    """--format (OUTPUT: table|csv|json) and -o."""
+    extra = " (an input format here is deprecated: use --input-format)" if reads_data else ""
+    parser.add_argument("--format", default=None, metavar="{table,csv,json}",
+                        help=f"output format (default table){extra}")
+    parser.add_argument("-o", "--output", default=None, help="write to this file")
+
+
+def add_seed_arg(parser: Any, default: int | None, shown: int | None = None) -> None:
+    """--seed, with PyMC's name --random-seed as an alias."""
+    shown = default if shown is None else shown
+    parser.add_argument("--seed", "--random-seed", dest="seed", type=non_negative_int,
+                        default=default, help=f"random seed (default {shown})")
+
+
+def add_sampler_args(parser: argparse.ArgumentParser) -> None:
+    """--method, --draws, --tune, --chains, --seed; defaults from ``names.SAMPLER_DEFAULTS``."""
+    d = SAMPLER_DEFAULTS
+    group = parser.add_argument_group("sampler (defaults: a spec's [sampler] table, then these)")
+    group.add_argument("--method", choices=METHODS, default=None,
+                       help=f"inference method (default {d['method']})")
+    group.add_argument("--draws", type=positive_int, default=None,
+                       help=f"draws per chain (default {d['draws']})")
+    group.add_argument("--tune", type=non_negative_int, default=None,
+                       help=f"warm-up iterations per chain, >= 1 for NUTS (default {d['tune']})")
+    group.add_argument("--chains", type=positive_int, default=None,
+                       help=f"number of chains (default {d['chains']})")
+    group.add_argument("--target-accept", type=float, default=None,
+                       help=f"NUTS target acceptance (default {d['target_accept']})")
+    add_seed_arg(group, None, shown=d["seed"])
+
+
+def add_fit_arg(parser: argparse.ArgumentParser) -> None:
+    """FIT (a saved posterior) and --strict."""
+    parser.add_argument("fit", help="a fit saved by `evalbayes fit` (NetCDF)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when the fit failed its convergence diagnostics")
+
+
+# --------------------------------------------------------------------------- formats
+def output_format(args: argparse.Namespace) -> str:
+    """The OUTPUT format; a deprecated input-format value moves to ``args.input_format``."""
+    value = getattr(args, "format", None)
+    if value is None or value in OUTPUT_FORMATS:
+        return value or "table"
+    if value in INPUT_FORMATS and hasattr(args, "input_format"):
+        warn(f"evalbayes: warning: --format {value} as an INPUT format is deprecated and will "
+             f"be removed in the next release; use --input-format {value} (--format is the "
+             "output format: table, csv or json)")
+        if args.input_format not in (None, value):
+            raise CLIError(f"--format {value} conflicts with --input-format {args.input_format}")
+        args.input_format = value
+        args.format = None
+        return "table"
+    raise CLIError(f"unknown --format {value!r}; output formats: {', '.join(OUTPUT_FORMATS)}")
+
+
+# --------------------------------------------------------------------------- input
+def reader_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments for :func:`evalbayes.io.read` from the reader flags that were given."""
+    options: dict[str, Any] = {}
+    for key in READER_FLAGS:
+        value = getattr(args, key, None)
+        if value is not None:
+            options[key] = value
+    if "system" in options:
+        names = options["system"]
+        pairs = [item.split("=", 1) for item in names if "=" in item]
+        if (pairs and len(pairs) != len(names)) or (not pairs and len(names) > 1):
+            raise CLIError("--system takes one NAME, or OLD=NEW renames (repeatable)")
+        options["system"] = dict(pairs) if pairs else names[0]
+    return options
+
+
+def parse_where(items: Sequence[str] | None) -> dict[str, list[str]]:
+    """``--where COLUMN=VALUE`` pairs; a column given twice keeps either value ("any of")."""
+    filters: dict[str, list[str]] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CLIError(f"--where expects COLUMN=VALUE, got {item!r}")
+        filters.setdefault(key, []).append(value)
+    return filters
+
+
+def read_data(args: argparse.Namespace, name: str = "data", level: str = "counts") -> Any:
+    """Read DATA: a bundled dataset (``dataset:NAME``), a counts/trials table or harness logs.
+
+    Returns :class:`~evalbayes.EvalData`, or with ``level="trials"`` the trial-level frame.
+    """
+    sources = list(getattr(args, name))
+    filters = parse_where(getattr(args, "where", None))
+    options = reader_options(args)
+    if len(sources) == 1 and sources[0].startswith(DATASET_PREFIX):
+        if options:
+            flags = ", ".join(READER_FLAGS[key] for key in options)
+            raise CLIError(f"{flags}: reader options do not apply to a bundled dataset")
+        if level != "counts":
+            raise CLIError("a bundled dataset is read as counts (--level counts)")
+        from evalbayes.datasets import load
+
+        return load(sources[0][len(DATASET_PREFIX):], **filters)
+    from evalbayes import io
+
+    if level == "trials" and filters:
+        raise CLIError("--where selects counts (--level counts), not trial rows")
+    reader = io.read if level == "counts" else io.read_trials_frame
+    try:
+        data = reader(sources if len(sources) > 1 else sources[0],
+                      format=args.input_format or "auto", **options)
+    except TypeError as err:  # an option the format does not take
+        if "takes no option" not in str(err):
+            raise
+        raise CLIError(_flag_names(str(err))) from err
+    return where(data, filters) if filters else data
+
+
+def where(data: EvalData, filters: dict[str, list[str]]) -> EvalData:
+    """Keep tasks/systems whose coordinate matches one of the values (compared as text)."""
+    import numpy as np
+
+    selection: dict[str, list[Any]] = {}
+    for column, wanted in filters.items():
+        if column not in data.dataset.coords:
+            raise CLIError(f"--where {column}=...: no such column; known: "
+                           f"{sorted(map(str, data.dataset.coords))}")
+        values = np.unique(data.dataset.coords[column].values)
+        matched = [v for v in values if str(v) in wanted]
+        missing = [w for w in wanted if w not in {str(v) for v in values}]
+        if missing:
+            raise CLIError(f"--where {column}: no value {missing}; known: "
+                           f"{[str(v) for v in values][:20]}")
+        selection[column] = matched
+    return data.subset(**selection)
+
+
+def _flag_names(message: str) -> str:
+    for key, flag in READER_FLAGS.items():
+        message = message.replace(f"'{key}'", flag)
+    return message
+
+
+def ks(values: Sequence[float] | None, default: Sequence[int]) -> list[float]:
+    """k values as ints where they are whole numbers."""
+    chosen = list(values) if values else list(default)
+    return [int(k) if float(k).is_integer() else float(k) for k in chosen]

@@ -1,0 +1,110 @@
+"""``evalbayes fit DATA``: fit a model and save the posterior (NetCDF)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalbayes.cli._common import (
+    DATASET_PREFIX,
+    NUTS_METHODS,
+    OUTPUT_FORMATS,
+    CLIError,
+    add_data_args,
+    add_sampler_args,
+    output_format,
+    read_data,
+    warn,
+)
+from evalbayes.cli._output import check_fit, check_output_path
+from evalbayes.names import SAMPLER_DEFAULTS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalbayes.models.base import Model
+
+DEFAULT_FIT_DIR = Path("models") / "fits"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_data_args(parser)
+    parser.add_argument("--format", default=None, help=argparse.SUPPRESS)  # deprecated input
+    parser.add_argument("--model", default=None,
+                        help="beta-binomial (default), irt-1pl, irt-2pl, irt-3pl")
+    parser.add_argument("--spec", default=None, help="model spec TOML (see models/*.toml)")
+    parser.add_argument("-o", "--output", default=None,
+                        help=f"fit file (default {DEFAULT_FIT_DIR}/<data>-<model>.nc)")
+    add_sampler_args(parser)
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when R-hat, ESS or divergences fail the usual bars")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def read_spec(path: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Model settings and sampler settings from a TOML spec (``[sampler]`` table optional)."""
+    if path is None:
+        return {}, {}
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            spec = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as err:
+        raise CLIError(f"{path}: not valid TOML ({err})") from err
+    sampler = spec.pop("sampler", {})
+    spec.pop("description", None)
+    return spec, sampler
+
+
+def sampler_options(args: argparse.Namespace, spec: dict[str, Any]) -> dict[str, Any]:
+    """Flags, then the spec's ``[sampler]`` table, then ``names.SAMPLER_DEFAULTS``; checked."""
+    options = {}
+    for key, default in SAMPLER_DEFAULTS.items():
+        value = getattr(args, key, None)
+        options[key] = value if value is not None else spec.get(key, default)
+    if options["method"] in NUTS_METHODS and options["tune"] < 1:
+        raise CLIError(f"--tune must be >= 1 with NUTS (method {options['method']}), got "
+                       f"{options['tune']}: the sampler needs warm-up to adapt its step size")
+    if options["method"] == "pathfinder" and importlib.util.find_spec("pymc_extras") is None:
+        raise CLIError("--method pathfinder needs the package pymc-extras: "
+                       "pip install pymc-extras (or choose another --method)")
+    if options["method"] == "numpyro" and importlib.util.find_spec("numpyro") is None:
+        raise CLIError("--method numpyro needs the JAX extra: pip install 'evalbayes[jax]'")
+    return options
+
+
+def make_model(args: argparse.Namespace, settings: dict[str, Any]) -> Model:
+    from evalbayes.models import get_model, model_from_config
+
+    if not settings:
+        return get_model(args.model or "beta-binomial")
+    if args.model and settings.get("model") not in (None, args.model):
+        raise CLIError(f"--model {args.model} conflicts with the spec's {settings['model']!r}")
+    return model_from_config({"model": args.model, **settings})
+
+
+def default_fit_path(args: argparse.Namespace, model_name: str) -> Path:
+    source = args.data[0]
+    stem = source[len(DATASET_PREFIX):] if source.startswith(DATASET_PREFIX) else Path(source).name
+    return DEFAULT_FIT_DIR / f"{stem.split('.')[0] or 'data'}-{model_name}.nc"
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.format in OUTPUT_FORMATS:
+        raise CLIError("fit writes a NetCDF fit (-o) and has no output --format; "
+                       "the input format is --input-format")
+    if args.format is not None:  # the old meaning: an input format (deprecated)
+        output_format(args)
+    check_output_path(args.output)
+    settings, sampler = read_spec(args.spec)
+    model = make_model(args, settings)
+    options = sampler_options(args, sampler)
+    data = read_data(args)
+    path = Path(args.output) if args.output else default_fit_path(args, model.name)
+    warn(f"fitting {model.name} to {data!r} with {options['method']} "
+         f"({options['chains']} chains x {options['draws']} draws)")
+    posterior = model.fit(data, **options, progressbar=not args.quiet, check=False)
+    posterior.save(path)
+    warn(f"wrote {path}")
+    return check_fit(posterior, args.strict, quiet_pass=False)

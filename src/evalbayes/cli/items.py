@@ -1,0 +1,34 @@
+"""``evalbayes items FIT``: the item (task) table of an IRT fit, or the best M items."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalbayes.cli._common import CLIError, add_fit_arg, add_format_arg, output_format, positive_int
+from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_fit_arg(parser)
+    add_format_arg(parser)
+    parser.add_argument("--select", type=positive_int, default=None, metavar="M",
+                        help="the M items that best separate the systems (M >= 1)")
+
+
+def run(args: argparse.Namespace) -> int:
+    output = output_format(args)
+    check_output_path(args.output)
+    posterior = load_fit(args.fit)
+    from evalbayes.items import IRTPosterior
+
+    if not isinstance(posterior, IRTPosterior):
+        raise CLIError(f"items needs an IRT fit (--model irt-2pl), this is {posterior.model.name}")
+    code = check_fit(posterior, args.strict)
+    if args.select is not None:
+        table = posterior.select_items(args.select)
+        title = f"the {args.select} items that best separate the systems - {posterior.label}"
+    else:
+        table = posterior.items()
+        title = f"items - {posterior.label}"
+    emit(table, output, args.output, title=title)
+    return code

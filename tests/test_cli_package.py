@@ -1,0 +1,127 @@
+"""The CLI package: a lazy registry, one module per command, small modules, one error exit."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalbayes.cli import COMMANDS, main
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "evalbayes" / "cli"
+
+
+def test_every_command_is_one_module_with_add_arguments_and_run():
+    for name, (module_name, help_text) in COMMANDS.items():
+        assert module_name == "evalbayes.cli." + name.replace("-", "_")
+        module = importlib.import_module(module_name)
+        assert callable(module.add_arguments) and callable(module.run) and help_text
+
+
+def test_modules_are_small():
+    sizes = {p.name: len(p.read_text().splitlines()) for p in PACKAGE.glob("*.py")}
+    assert max(sizes.values()) < 250, sizes
+
+
+def test_input_formats_match_the_readers():
+    from evalbayes.cli._common import INPUT_FORMATS
+    from evalbayes.io import FORMATS
+
+    assert tuple(INPUT_FORMATS) == tuple(FORMATS)
+
+
+def test_choices_come_from_names():
+    """No module of the package restates a method, estimand or metric list."""
+    from evalbayes import names
+
+    lists = {names.METHODS, names.ESTIMANDS, names.METRICS}
+    for path in PACKAGE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Tuple) and all(isinstance(e, ast.Constant) for e in node.elts):
+                assert tuple(e.value for e in node.elts) not in lists, (path.name, node.lineno)
+
+
+def _imported_after(code: str) -> list[str]:
+    script = (
+        "import sys, io, contextlib\n"
+        "from evalbayes.cli import main\n"
+        "quiet = io.StringIO()\n"
+        "with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):\n"
+        f"    {code}\n"
+        "heavy = ('pymc', 'pytensor', 'arviz', 'nutpie', 'matplotlib')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy "
+        "or m.startswith('evalbayes.cli.')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True)
+    return ast.literal_eval(result.stdout.strip().splitlines()[-1])
+
+
+def test_help_imports_no_command_module():
+    loaded = _imported_after("\n    try:\n        main(['--help'])\n    except SystemExit:\n"
+                             "        pass")
+    assert loaded == [], loaded
+
+
+@pytest.mark.parametrize("argv", [
+    ["datasets"],
+    ["convert", "tests/data/inspect_ai/log_streaming_epochs2.eval", "-o", "{tmp}/c.csv"],
+    ["crosscheck", "dataset:tinyagent", "--k", "1"],
+])  # fmt: skip
+def test_fast_commands_never_import_pymc(argv, tmp_path):
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    loaded = _imported_after(f"assert main({argv!r}) == 0")
+    module = "evalbayes.cli." + argv[0]
+    heavy = [m for m in loaded if not m.startswith("evalbayes.cli.")]
+    assert not heavy, heavy
+    assert module in loaded and "evalbayes.cli.fit" not in loaded
+
+
+def test_module_entry_point_and_version():
+    result = subprocess.run([sys.executable, "-m", "evalbayes.cli", "--version"],
+                            capture_output=True, text=True, check=True)
+    assert result.stdout.startswith("evalbayes ")
+
+
+def test_input_errors_exit_2_at_one_place(capsys, tmp_path):
+    assert main(["crosscheck", str(tmp_path / "nope.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("evalbayes: error:") and "nope.csv" in err
+    spec_dir = tmp_path / "spec.toml"
+    spec_dir.mkdir()
+    assert main(["fit", "dataset:tinyagent", "--spec", str(spec_dir)]) == 2
+    assert "spec.toml" in capsys.readouterr().err
+    binary = tmp_path / "latin1.csv"
+    binary.write_bytes("system,task,n,c\n\xe9,t,2,1\n".encode("latin-1"))
+    code = main(["crosscheck", str(binary), "--input-format", "counts"])
+    assert code in (0, 2)  # decoded or refused, never a traceback
+
+
+def test_output_format_is_output_only(capsys):
+    code = main(["crosscheck", "dataset:tinyagent", "--k", "1", "--format", "csv"])
+    assert code == 0 and capsys.readouterr().out.startswith("system")
+    assert main(["datasets", "--format", "counts"]) == 2
+    assert "unknown --format" in capsys.readouterr().err
+
+
+def test_input_format_under_format_is_deprecated(capsys, tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("system,task,n,c\nA,t1,4,1\nA,t2,4,3\n")
+    assert main(["crosscheck", str(table), "--format", "counts", "--k", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "deprecated" in err and "--input-format counts" in err
+    assert main(["convert", str(table), "--format", "counts", "-o", str(tmp_path / "o.csv")]) == 0
+    assert "deprecated" in capsys.readouterr().err
+
+
+def test_seed_and_random_seed_are_one_option(capsys):
+    assert main(["crosscheck", "dataset:tinyagent", "--k", "1", "--format", "json",
+                 "--random-seed", "7", "--resamples", "200"]) == 0
+    a = capsys.readouterr().out
+    assert main(["crosscheck", "dataset:tinyagent", "--k", "1", "--format", "json",
+                 "--seed", "7", "--resamples", "200"]) == 0
+    assert capsys.readouterr().out == a
