@@ -261,8 +261,13 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
                 return frame
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError):
             pass
-    records = read_jsonl(path)
-    return pd.DataFrame([value for _, value in records])
+    values = [value for _, value in read_jsonl(path)]
+    frame = pd.DataFrame(values)
+    for col in frame.columns:
+        if pd.api.types.is_float_dtype(frame[col].dtype) and not _exact(frame[[col]]):
+            # keep the integers exact: a column mixing 2^53 + 1 and 2.0 stays objects
+            frame[col] = pd.Series([v.get(col) for v in values], dtype=object)
+    return frame
 
 
 def _exact(frame: pd.DataFrame) -> bool:
