@@ -354,3 +354,30 @@ def test_warning_class_is_a_log_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         read(DATA / "inspect_ai" / "log_streaming_epochs2.eval")
+
+
+def test_docs_worked_example_adds_a_format_with_one_module_and_one_line(tmp_path, monkeypatch):
+    import re
+    import sys
+
+    from evalbayes.io import registry
+
+    text = (Path(__file__).parents[1] / "docs" / "io.md").read_text()
+    section = text[text.index("## The reader protocol") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S)[1]
+    (tmp_path / "my_format.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry.READERS, "my-format", ("my_format", "READER"))
+    run = _write(
+        tmp_path / "run.json",
+        json.dumps({"model": "m", "results": {"a": [True, False], "b": [True]}}),
+    )
+    data = read(run)
+    assert data.systems == ["m"] and data.n.values.tolist() == [[2, 1]]
+    assert data.c.values.tolist() == [[1, 1]]
+    assert read(run, format="my-format", benchmark="x").dataset["benchmark"].values.tolist() == [
+        "x",
+        "x",
+    ]
+    assert [o.name for o in reader_options("my-format")] == ["system", "task_prefix", "benchmark"]
+    sys.modules.pop("my_format", None)

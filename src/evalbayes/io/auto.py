@@ -40,7 +40,7 @@ def detect_format(path: str | Path) -> str | None:
     kind, _ = sniff(Path(path))
     if kind == "terminal-bench-trial":
         return "terminal-bench"
-    return kind if kind in FORMATS else None
+    return kind if kind in ("auto", *READERS) else None
 
 
 def _detectors() -> dict[str, Any]:
@@ -51,7 +51,7 @@ def _detectors() -> dict[str, Any]:
 def _prepare(
     paths: PathsLike, fmt: str, options: dict[str, Any]
 ) -> tuple[Reader, Any, list[Source]]:
-    check_choice("format", fmt, FORMATS)
+    check_choice("format", fmt, ("auto", *READERS))
     sources = collect(paths, fmt, _detectors())
     reader = get_reader(sources[0].kind or fmt)
     return reader, reader.make_options(options), sources
