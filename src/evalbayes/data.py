@@ -184,9 +184,10 @@ def _check_labels(df: pd.DataFrame, col: str, system_col: str, task_col: str) ->
         pos = int(np.flatnonzero(missing)[0])
         raise DataError(f"{col} label is missing (NaN)", [pos])
     if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
-        empty = (values.astype(str).str.strip() == "").to_numpy()
-        if empty.any():
-            pos = int(np.flatnonzero(empty)[0])
+        # checked on the distinct labels (few) rather than on every row
+        blank = [u for u in pd.unique(values) if isinstance(u, str) and not u.strip()]
+        if blank:
+            pos = int(np.flatnonzero(values.isin(blank).to_numpy())[0])
             raise DataError(f"{col} label is empty", [pos])
     del system_col, task_col
 
