@@ -232,7 +232,7 @@ def test_read_counts_single_system_id_n_c_jsonl(tmp_path):
 def test_read_errors_name_the_file(tmp_path):
     path = tmp_path / "bad.csv"
     pd.DataFrame({"system": ["A"], "task": ["t"], "n": [1], "c": [2]}).to_csv(path, index=False)
-    with pytest.raises(ValueError, match=r"bad.csv: row 0 .*c=2 > n=1"):
+    with pytest.raises(ValueError, match=r"bad.csv: line 2 .*c=2 > n=1"):
         read_counts(path)
     (tmp_path / "bad.txt").write_text("system,task,n,c\n")
     with pytest.raises(ValueError, match="unknown table format"):

@@ -20,13 +20,45 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["EvalData", "PairedData"]
+__all__ = ["MAX_COUNT", "DataError", "EvalData", "PairedData"]
+
+#: The largest count accepted: 2^53, the largest integer below which every integer is exact
+#: in float64 (the models and estimators compute rates in floating point). Larger counts, and
+#: counts beyond int64, raise instead of being rounded.
+MAX_COUNT = 2**53
 
 _N_ALIASES = ("n", "trials")
 _C_ALIASES = ("c", "successes")
 _TASK_ALIASES = ("task", "task_id")
 _SUCCESS_TRUE = {"1", "true", "t", "yes", "y", "pass", "passed", "c", "correct"}
 _SUCCESS_FALSE = {"0", "false", "f", "no", "n", "fail", "failed", "i", "incorrect"}
+
+
+class DataError(ValueError):
+    """Input that breaks a rule of the data layer, with the rows (0-based positions in the
+    table) it concerns, so that a file reader can name the file and line instead.
+
+    Attributes
+    ----------
+    rule : str
+        What is wrong, without the location.
+    rows : tuple of int
+        Positions of the offending rows (empty when the error is not about rows).
+    where : str
+        The labels of the first row, e.g. ``"(system 'A', task 't')"`` (may be empty).
+    """
+
+    def __init__(self, rule: str, rows: Sequence[int] = (), where: str = "") -> None:
+        self.rule = rule
+        self.rows = tuple(int(r) for r in rows)
+        self.where = where
+        if not self.rows:
+            text = rule
+        else:
+            label = "row" if len(self.rows) == 1 else "rows"
+            place = f"{label} {', '.join(str(r) for r in self.rows)}"
+            text = f"{place} {where}: {rule}" if where else f"{place}: {rule}"
+        super().__init__(text)
 
 
 def _pick_column(df: pd.DataFrame, given: str | None, aliases: Sequence[str], role: str) -> str:
@@ -46,52 +78,151 @@ def _pick_column(df: pd.DataFrame, given: str | None, aliases: Sequence[str], ro
     )
 
 
-def _row_label(df: pd.DataFrame, pos: int, system_col: str, task_col: str) -> str:
+def _where(df: pd.DataFrame, pos: int, system_col: str, task_col: str) -> str:
     row = df.iloc[pos]
-    return f"row {pos} (system {row[system_col]!r}, task {row[task_col]!r})"
+    return f"(system {row[system_col]!r}, task {row[task_col]!r})"
 
 
-def _as_count_array(
-    df: pd.DataFrame, col: str, system_col: str, task_col: str
-) -> np.ndarray:
-    """Validate one count column (no NaN, numeric, integral, non-negative) -> int64."""
+def _row_error(
+    df: pd.DataFrame, pos: int | Sequence[int], system_col: str, task_col: str, rule: str
+) -> DataError:
+    rows = [pos] if isinstance(pos, (int, np.integer)) else list(pos)
+    return DataError(rule, rows, _where(df, int(rows[0]), system_col, task_col))
+
+
+_TOO_LARGE = (
+    "is above 2^53 = 9007199254740992, the largest count handled exactly (rates are computed "
+    "in float64); such a count is almost certainly a corrupt value"
+)
+
+
+def _count_rule(col: str, value: Any) -> tuple[int, str | None]:
+    """``(exact integer, None)`` for a valid count, else ``(0, the rule it breaks)``.
+
+    Rules, in order: a count is present (not NaN/None), a number (not text, not a
+    boolean), finite, integral, non-negative and at most :data:`MAX_COUNT`. Integers are
+    checked exactly (a Python or NumPy int is never converted to float first).
+    """
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return 0, f"{col} is missing (NaN)"
+    if isinstance(value, (bool, np.bool_)):
+        return 0, f"{col}={value!r} is a boolean, not a count (write the number of trials)"
+    if isinstance(value, (int, np.integer)):
+        exact = int(value)
+    elif isinstance(value, (float, np.floating)):
+        number = float(value)
+        if number != number:
+            return 0, f"{col} is missing (NaN)"
+        if number in (float("inf"), float("-inf")):
+            return 0, f"{col}={number} is infinite"
+        if not number.is_integer():
+            return 0, f"{col}={number:g} is not an integer"
+        if abs(number) > MAX_COUNT:
+            return 0, f"{col}={number:g} {_TOO_LARGE}"
+        exact = int(number)
+    elif isinstance(value, str):
+        return 0, f"{col}={value!r} is not a number (a count stored as text)"
+    else:
+        return 0, f"{col}={value!r} is not a number ({type(value).__name__})"
+    if exact < 0:
+        return 0, f"{col}={exact} is negative"
+    if exact > MAX_COUNT:
+        return 0, f"{col}={exact} {_TOO_LARGE}"
+    return exact, None
+
+
+def _as_count_array(df: pd.DataFrame, col: str, system_col: str, task_col: str) -> np.ndarray:
+    """Validate one count column -> int64 (rules in :func:`_count_rule`)."""
     values = df[col]
-    if values.dtype == bool:
-        return values.to_numpy(dtype=np.int64)
-    numeric = pd.to_numeric(values, errors="coerce")
-    bad_type = numeric.isna() & values.notna()
-    if bad_type.any():
-        pos = int(np.flatnonzero(bad_type.to_numpy())[0])
-        raise ValueError(
-            f"{_row_label(df, pos, system_col, task_col)}: {col}={values.iloc[pos]!r} "
-            "is not a number"
-        )
-    if numeric.isna().any():
-        pos = int(np.flatnonzero(numeric.isna().to_numpy())[0])
-        raise ValueError(f"{_row_label(df, pos, system_col, task_col)}: {col} is missing (NaN)")
-    arr = numeric.to_numpy(dtype=np.float64)
-    frac = arr != np.round(arr)
-    if frac.any():
-        pos = int(np.flatnonzero(frac)[0])
-        raise ValueError(
-            f"{_row_label(df, pos, system_col, task_col)}: {col}={float(arr[pos]):g} "
-            "is not an integer"
-        )
-    neg = arr < 0
-    if neg.any():
-        pos = int(np.flatnonzero(neg)[0])
-        raise ValueError(
-            f"{_row_label(df, pos, system_col, task_col)}: {col}={int(arr[pos])} is negative"
-        )
-    return arr.astype(np.int64)
+    dtype = values.dtype
+    if pd.api.types.is_integer_dtype(dtype) and not values.isna().any():
+        arr = values.to_numpy()
+        bad = (arr < 0) | (arr > MAX_COUNT) if arr.dtype.kind == "i" else arr > MAX_COUNT
+    elif pd.api.types.is_float_dtype(dtype) and not pd.api.types.is_extension_array_dtype(dtype):
+        arr = values.to_numpy()
+        bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (arr < 0) | (arr > MAX_COUNT)
+    else:
+        arr = None
+        bad = None
+    if arr is not None and bad is not None and not bad.any():
+        return arr.astype(np.int64)
+    # slow path: per value, exact, in row order (finds the first offending row and its rule)
+    out = np.zeros(len(values), dtype=np.int64)
+    found: list[tuple[int, int, str]] = []
+    for pos, value in enumerate(values.tolist() if arr is None else arr.tolist()):
+        exact, rule = _count_rule(col, value)
+        if rule is not None:
+            found.append((_RULE_ORDER.index(_rule_kind(rule)), pos, rule))
+            continue
+        out[pos] = exact
+    if found:
+        _, pos, rule = min(found)
+        raise _row_error(df, pos, system_col, task_col, rule)
+    return out
+
+
+#: The order in which count rules are reported when several rows break different ones.
+_RULE_ORDER = ("type", "missing", "integer", "negative", "large")
+
+
+def _rule_kind(rule: str) -> str:
+    if "missing" in rule:
+        return "missing"
+    if "not an integer" in rule:
+        return "integer"
+    if "negative" in rule:
+        return "negative"
+    if "2^53" in rule or "infinite" in rule:
+        return "large"
+    return "type"
 
 
 def _check_labels(df: pd.DataFrame, col: str, system_col: str, task_col: str) -> None:
-    missing = df[col].isna()
+    values = df[col]
+    missing = values.isna().to_numpy()
     if missing.any():
-        pos = int(np.flatnonzero(missing.to_numpy())[0])
-        raise ValueError(f"row {pos}: {col} label is missing (NaN)")
+        pos = int(np.flatnonzero(missing)[0])
+        raise DataError(f"{col} label is missing (NaN)", [pos])
+    if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
+        # checked on the distinct labels (few) rather than on every row
+        blank = [u for u in pd.unique(values) if isinstance(u, str) and not u.strip()]
+        if blank:
+            pos = int(np.flatnonzero(values.isin(blank).to_numpy())[0])
+            raise DataError(f"{col} label is empty", [pos])
     del system_col, task_col
+
+
+def _twin_columns(
+    df: pd.DataFrame,
+    given: str | None,
+    aliases: Sequence[str],
+    col: str,
+    values: np.ndarray,
+    labels: tuple[str, str],
+) -> list[str]:
+    """Other alias columns of a count role (``trials`` next to ``n``), checked to agree.
+
+    When a table has two aliases of one role and no column was named, they must hold the
+    same counts on every row; a disagreement raises (nothing wins silently). Returns the
+    twins, which are then not kept as metadata.
+    """
+    if given is not None:
+        return []
+    twins = [a for a in aliases if a in df.columns and a != col]
+    for other in twins:
+        other_values = _as_count_array(df, other, *labels)
+        differ = other_values != values
+        if differ.any():
+            pos = int(np.flatnonzero(differ)[0])
+            raise _row_error(
+                df,
+                pos,
+                *labels,
+                f"{col}={int(values[pos])} but {other}={int(other_values[pos])}: the table has "
+                f"two columns for the same count and they disagree; drop one or pass "
+                f"{col if col in ('n', 'c') else other}='<column>' to choose",
+            )
+    return twins
 
 
 def _split_metadata(
@@ -263,14 +394,19 @@ class EvalData:
         df = df.reset_index(drop=True)
         for col in (system_col, task_col):
             _check_labels(df, col, system_col, task_col)
-        n_arr = _as_count_array(df, n_col, system_col, task_col)
-        c_arr = _as_count_array(df, c_col, system_col, task_col)
+        labels = (system_col, task_col)
+        n_arr = _as_count_array(df, n_col, *labels)
+        c_arr = _as_count_array(df, c_col, *labels)
+        twins = _twin_columns(df, n, _N_ALIASES, n_col, n_arr, labels)
+        twins += _twin_columns(df, c, _C_ALIASES, c_col, c_arr, labels)
         over = c_arr > n_arr
         if over.any():
             pos = int(np.flatnonzero(over)[0])
-            raise ValueError(
-                f"{_row_label(df, pos, system_col, task_col)}: c={c_arr[pos]} > n={n_arr[pos]} "
-                "(successes cannot exceed trials)"
+            raise _row_error(
+                df,
+                pos,
+                *labels,
+                f"c={c_arr[pos]} > n={n_arr[pos]} (successes cannot exceed trials)",
             )
         systems_lab = df[system_col].astype(str)
         tasks_lab = df[task_col].astype(str)
@@ -282,13 +418,13 @@ class EvalData:
                 (systems_lab.iloc[rows] == systems_lab.iloc[first]).to_numpy()
                 & (tasks_lab.iloc[rows] == tasks_lab.iloc[first]).to_numpy()
             ]
-            raise ValueError(
-                f"rows {', '.join(str(r) for r in same)}: duplicate (system, task) = "
-                f"({systems_lab.iloc[first]!r}, {tasks_lab.iloc[first]!r}); aggregate them "
-                "first or keep one"
+            raise DataError(
+                f"duplicate (system, task) = ({systems_lab.iloc[first]!r}, "
+                f"{tasks_lab.iloc[first]!r}); aggregate them first or keep one",
+                same,
             )
         work = df.assign(**{system_col: systems_lab, task_col: tasks_lab})
-        used = {system_col, task_col, n_col, c_col}
+        used = {system_col, task_col, n_col, c_col, *twins}
         extra_cols = [col for col in df.columns if col not in used] if extra == "coords" else []
         if extra not in ("coords", "ignore"):
             raise ValueError(f"extra must be 'coords' or 'ignore', got {extra!r}")
@@ -332,6 +468,7 @@ class EvalData:
         task_coords: Sequence[str] | None = None,
         system_coords: Sequence[str] | None = None,
         extra: Literal["coords", "ignore"] = "ignore",
+        trial: str | None = None,
     ) -> EvalData:
         """Build from a trial-level table, one row per attempt.
 
@@ -351,11 +488,15 @@ class EvalData:
             Trial tables usually carry per-trial columns (timestamps, tokens), so the default
             leaves undeclared columns out; ``"coords"`` classifies them as in
             :meth:`from_frame`.
+        trial : str, optional
+            Attempt-id column (default: a column named ``trial`` when there is one). The
+            same (system, task, trial) twice raises: the attempt would be counted twice.
 
         Raises
         ------
         ValueError
-            Empty table, unknown column, NaN label, unreadable or missing outcome.
+            Empty table, unknown column, NaN label, unreadable or missing outcome, a
+            duplicate (system, task, trial).
         """
         if len(df) == 0:
             raise ValueError("empty table: no trials")
@@ -365,6 +506,13 @@ class EvalData:
         df = df.reset_index(drop=True)
         for col in (system_col, task_col):
             _check_labels(df, col, system_col, task_col)
+        trial_col = (
+            _pick_column(df, trial, ("trial",), "trial")
+            if (trial is not None or "trial" in df.columns)
+            else None
+        )
+        if trial_col is not None:
+            _check_unique_trials(df, system_col, task_col, trial_col)
         outcome = _parse_success(df, success_col, system_col, task_col, missing)
         if not task_coords and not system_coords and extra == "ignore":
             s_idx, system_index = pd.factorize(df[system_col].astype(str))
@@ -389,7 +537,7 @@ class EvalData:
             keep += [
                 col
                 for col in df.columns
-                if col not in {system_col, task_col, success_col} and col not in keep
+                if col not in {system_col, task_col, success_col, trial_col} and col not in keep
             ]
         for col in keep:
             if col not in df.columns:
@@ -529,8 +677,7 @@ class EvalData:
         missing = int((~self.observed).sum())
         trials = int(self.n.sum())
         return (
-            f"EvalData({n_sys} systems x {n_task} tasks, {trials} trials, "
-            f"{missing} missing cells)"
+            f"EvalData({n_sys} systems x {n_task} tasks, {trials} trials, {missing} missing cells)"
         )
 
     def equals(self, other: EvalData) -> bool:
@@ -612,12 +759,45 @@ class EvalData:
         )
 
 
+def _check_unique_trials(df: pd.DataFrame, system_col: str, task_col: str, trial_col: str) -> None:
+    """The same (system, task, trial) twice would count one attempt twice: raise."""
+    key = pd.DataFrame(
+        {
+            k: df[col].astype(str)
+            for k, col in (("s", system_col), ("t", task_col), ("a", trial_col))
+        }
+    )
+    dup = key.duplicated(keep=False).to_numpy()
+    if dup.any():
+        rows = np.flatnonzero(dup)
+        first = key.iloc[rows[0]]
+        same = rows[(key.iloc[rows] == first).all(axis=1).to_numpy()]
+        raise DataError(
+            f"duplicate ({system_col}, {task_col}, {trial_col}) = ({first['s']!r}, "
+            f"{first['t']!r}, {first['a']!r}): one attempt listed {len(same)} times would be "
+            "counted twice; remove the copies",
+            same,
+        )
+
+
 def _integral_array(arr: np.ndarray, name: str) -> np.ndarray:
     if arr.dtype == bool:
         return arr.astype(np.int64)
     if not np.issubdtype(arr.dtype, np.number):
         raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.integer):
+        big = (arr > MAX_COUNT) | (arr < -MAX_COUNT)
+        if big.any():
+            idx = tuple(int(i) for i in np.argwhere(big)[0])
+            raise ValueError(f"{name}{list(idx)}={int(arr[idx])} {_TOO_LARGE}")
+        return arr.astype(np.int64)
     as_float = arr.astype(np.float64)
+    if not np.isfinite(as_float[~np.isnan(as_float)]).all():
+        idx = tuple(int(i) for i in np.argwhere(np.isinf(as_float))[0])
+        raise ValueError(f"{name}{list(idx)} is infinite")
+    if (np.abs(as_float) > MAX_COUNT).any():
+        idx = tuple(int(i) for i in np.argwhere(np.abs(as_float) > MAX_COUNT)[0])
+        raise ValueError(f"{name}{list(idx)}={float(as_float[idx]):g} {_TOO_LARGE}")
     if np.isnan(as_float).any():
         idx = tuple(int(i) for i in np.argwhere(np.isnan(as_float))[0])
         raise ValueError(f"{name}{list(idx)} is NaN")
@@ -650,6 +830,11 @@ def _validate_dataset(ds: xr.Dataset) -> None:
                 f"cell (system {systems[si]!r}, task {tasks[ti]!r}): {name}={arr[si, ti]} "
                 "is negative"
             )
+    if (n > MAX_COUNT).any():
+        si, ti = np.argwhere(n > MAX_COUNT)[0]
+        raise ValueError(
+            f"cell (system {systems[si]!r}, task {tasks[ti]!r}): n={n[si, ti]} {_TOO_LARGE}"
+        )
     if (c > n).any():
         si, ti = np.argwhere(c > n)[0]
         raise ValueError(
@@ -674,9 +859,12 @@ def _parse_success(
     isna = values.isna().to_numpy()
     if isna.any() and missing == "error":
         pos = int(np.flatnonzero(isna)[0])
-        raise ValueError(
-            f"{_row_label(df, pos, system_col, task_col)}: {col} is missing; pass "
-            "missing='failure' to count missing outcomes as failures"
+        raise _row_error(
+            df,
+            pos,
+            system_col,
+            task_col,
+            f"{col} is missing; pass missing='failure' to count missing outcomes as failures",
         )
     present = values[~isna]
     if present.dtype == bool:
@@ -694,9 +882,13 @@ def _parse_success(
         ok = ~np.isnan(parsed)
     if not ok.all():
         pos = int(np.flatnonzero(~isna)[np.flatnonzero(~ok)[0]])
-        raise ValueError(
-            f"{_row_label(df, pos, system_col, task_col)}: {col}={values.iloc[pos]!r} is not a "
-            "success indicator (true/false, 1/0, pass/fail, C/I)"
+        raise _row_error(
+            df,
+            pos,
+            system_col,
+            task_col,
+            f"{col}={values.iloc[pos]!r} is not a success indicator (true/false, 1/0, "
+            "pass/fail, C/I)",
         )
     out[~isna] = parsed.astype(np.int64)
     return out

@@ -153,6 +153,16 @@ def success_of(value: float, threshold: float | None, path: str | Path, record: 
     return int(value >= threshold)
 
 
+def dig(node: Any, *keys: str) -> Any:
+    """``node[k1][k2]...`` through mappings, or None where a level is missing or not a mapping
+    (malformed headers give None, never an AttributeError)."""
+    for key in keys:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return node
+
+
 # ---------------------------------------------------------------------------- names
 def resolve_system(default: str, path: Path, system: SystemOption) -> str:
     """System name of one log: ``system`` as a string, a mapping, or the log's own name.

@@ -11,19 +11,31 @@ log; a JSON file that cannot be parsed raises, wherever it is.
 
 from __future__ import annotations
 
+import csv
 import glob
-import json
+import gzip
+import io
 import re
-from collections.abc import Iterable
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+from evalbayes.io._common import LogError, LogWarning
+from evalbayes.io._json import first_jsonl, load_json
 
-from evalbayes.io._common import LogError
-
-__all__ = ["PathsLike", "Source", "collect", "expand", "sniff"]
+__all__ = [
+    "PathsLike",
+    "Source",
+    "collect",
+    "csv_header",
+    "examine",
+    "expand",
+    "gzip_check",
+    "open_text",
+    "sniff",
+]
 
 PathsLike = str | Path | Iterable[str | Path]
 
@@ -56,6 +68,7 @@ class Source:
     kind: str | None
     doc: Any = None
     explicit: bool = False
+    why: str | None = None
 
 
 def expand(paths: PathsLike) -> list[tuple[Path, bool]]:
@@ -97,16 +110,46 @@ def expand(paths: PathsLike) -> list[tuple[Path, bool]]:
     return [(originals[key], seen[key]) for key in ordered]
 
 
-def _load_json(path: Path) -> Any:
+def gzip_check(path: Path) -> None:
+    """Refuse gzip data in a file not named ``.gz`` (pandas would fail on it obscurely)."""
+    with path.open("rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b" and not path.name.lower().endswith(".gz"):
+        raise LogError(path, "the file is gzip-compressed but not named .gz; rename it")
+
+
+def open_text(path: Path) -> io.TextIOBase:
+    """A CSV file as text (``.gz`` decompressed, a UTF-8 byte-order mark dropped)."""
+    if path.name.lower().endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")  # type: ignore[return-value]
+    return path.open("r", encoding="utf-8-sig", newline="")  # type: ignore[return-value]
+
+
+def csv_header(path: str | Path) -> tuple[list[str], str]:
+    """``(column names, delimiter)`` of a CSV/TSV file.
+
+    The delimiter is a tab for ``.tsv`` files; for ``.csv`` files a comma, or a semicolon,
+    tab or ``|`` when the header holds no comma but one of those (such files are read).
+    """
+    path = Path(path)
+    gzip_check(path)
     try:
-        with path.open("rb") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as err:
-        raise LogError(
-            path, f"not valid JSON (truncated or corrupt?): {err.msg} at line {err.lineno}"
-        ) from None
+        with open_text(path) as fh:
+            first = fh.readline()
     except UnicodeDecodeError as err:
-        raise LogError(path, f"not valid JSON text ({err})") from None
+        raise LogError(path, f"not UTF-8 text ({err.reason})") from None
+    except (OSError, EOFError) as err:
+        raise LogError(path, f"cannot be read: truncated or corrupt ({err})") from None
+    if not first.strip():
+        raise LogError(path, "empty file: no header line")
+    sep = "\t" if ".tsv" in path.name.lower() else ","
+    if sep == "," and "," not in first:
+        sep = next((d for d in (";", "\t", "|") if d in first), ",")
+    try:
+        header = next(csv.reader([first], delimiter=sep))
+    except csv.Error as err:
+        raise LogError(path, f"unreadable header ({err})", "line 1") from None
+    return [h.strip() for h in header], sep
 
 
 def _table_kind(columns: Iterable[str]) -> str | None:
@@ -118,18 +161,44 @@ def _table_kind(columns: Iterable[str]) -> str | None:
     return None
 
 
-def _first_json_line(path: Path) -> Any:
-    import gzip
+def table_columns(path: Path) -> list[str]:
+    """The column names of a table file (header or schema only)."""
+    name = path.name.lower()
+    if name.endswith((".parquet", ".pq")):
+        import pyarrow.parquet as pq
 
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                try:
-                    return json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise LogError(path, f"line 1 is not valid JSON: {err.msg}") from None
-    raise LogError(path, "empty JSON Lines file")
+        try:
+            return list(pq.read_schema(path).names)
+        except Exception as err:  # pyarrow: ArrowInvalid, OSError for corrupt files
+            raise LogError(
+                path, f"not a readable Parquet file (corrupt or truncated?): {err}"
+            ) from None
+    return csv_header(path)[0]
+
+
+def explain_table(columns: list[str]) -> str:
+    """Why a table's columns match neither table kind: what was expected, what was found."""
+    found = f"found columns {columns[:12]}"
+    lower = {c.lower(): c for c in columns}
+    hints = []
+    if any(c in lower and c not in columns for c in ("n", "c", "success", "trials", "successes")):
+        hints.append("column names are case-sensitive: rename them to lower case or pass n=, c=")
+    if ({"n", "trials"} & set(columns)) and not ({"c", "successes"} & set(columns)):
+        hints.append("the counts column c (or successes) is missing")
+    for name in ("passed", "pass", "correct", "resolved", "is_resolved", "score"):
+        if name in columns:
+            hints.append(
+                f"for a trial table with outcome column {name!r} pass "
+                f"format='trials', success={name!r}"
+            )
+            break
+    if len(columns) == 1 and any(d in columns[0] for d in (";", "\t", "|")):
+        hints.append("one column only: is the delimiter something else than a comma?")
+    tail = "; ".join(hints)
+    return (
+        "expected a counts table (system, task, n or trials, c or successes) or a trial table "
+        f"(system, task, success); {found}" + (f"; {tail}" if tail else "")
+    )
 
 
 def classify_json(doc: Any) -> str | None:
@@ -139,7 +208,11 @@ def classify_json(doc: Any) -> str | None:
             return "inspect"
         results = doc.get("results")
         if isinstance(results, list) and (
-            not results or (isinstance(results[0], dict) and "is_resolved" in results[0])
+            not results
+            or any(
+                isinstance(r, dict) and ({"is_resolved", "trial_name", "task_id"} & set(r))
+                for r in results[:50]
+            )
         ):
             return "terminal-bench"
         if "trial_name" in doc and "is_resolved" in doc:
@@ -155,86 +228,200 @@ def classify_json(doc: Any) -> str | None:
     return None
 
 
-def sniff(path: Path) -> tuple[str | None, Any]:
-    """Detect the kind of one file: ``(kind, parsed JSON or None)``."""
+#: Keys that mark a JSON document as an attempt at a log of some format, with what that
+#: format needs (a file that has some but not all of them is refused, never skipped).
+_NEAR: dict[str, tuple[frozenset[str], str]] = {
+    "inspect": (
+        frozenset({"eval", "version", "samples", "status"}),
+        "an inspect_ai log needs the fields 'version' and 'eval' (and 'samples')",
+    ),
+    "helm": (
+        frozenset({"instance_id", "stats", "train_trial_index"}),
+        "a HELM per_instance_stats file is a list of records with 'instance_id', "
+        "'train_trial_index' and 'stats'",
+    ),
+}
+
+
+def near_miss(doc: Any) -> str | None:
+    """For a JSON document of no known kind that looks like a damaged log: what it lacks."""
+    if isinstance(doc, dict):
+        keys = set(doc)
+        fields, need = _NEAR["inspect"]
+        if len(keys & fields) >= 2:
+            return f"{need}; found keys {sorted(map(str, keys))[:12]}"
+    if isinstance(doc, list) and doc and isinstance(doc[0], dict):
+        fields, need = _NEAR["helm"]
+        if keys := set(doc[0]) & fields:
+            return f"{need}; the first record has {sorted(map(str, doc[0]))[:12]}"
+        del keys
+    return None
+
+
+def explain_json(doc: Any) -> str:
+    """What a JSON document that is no known log holds, and what the formats expect."""
+    if isinstance(doc, dict):
+        found = f"a JSON object with keys {sorted(map(str, doc))[:12]}"
+    elif isinstance(doc, list):
+        first = doc[0] if doc else None
+        inner = (
+            f" whose first item has keys {sorted(map(str, first))[:12]}"
+            if isinstance(first, dict)
+            else ""
+        )
+        found = f"a JSON list of {len(doc)} items{inner}"
+    else:
+        found = f"a JSON {type(doc).__name__}"
+    return (
+        "expected an inspect_ai log ('version', 'eval'), a HELM per_instance_stats list "
+        "('instance_id', 'stats'), a Terminal-Bench results.json ('results': trials with "
+        "'task_id', 'trial_name', 'is_resolved') or a SWE-bench results.json ('resolved' or "
+        f"'resolved_ids'); found {found}"
+    )
+
+
+Detector = Callable[[Path, Any], bool]
+
+
+def examine(
+    path: Path, explicit: bool = False, detectors: Mapping[str, Detector] | None = None
+) -> Source:
+    """Detect the kind of one file; for a file of no known kind, say what was found."""
     name = path.name.lower()
     if name.endswith(".eval"):
-        return "inspect", None
+        return Source(path, "inspect", None, explicit)
     if name in HELM_COMPANIONS:
-        return "helm-companion", None
+        return Source(path, "helm-companion", None, explicit)
     if name.endswith(TABLE_SUFFIXES):
-        if name.endswith((".parquet", ".pq")):
-            import pyarrow.parquet as pq
-
-            columns = pq.read_schema(path).names
-        else:
-            sep = "\t" if ".tsv" in name else ","
-            columns = list(pd.read_csv(path, sep=sep, nrows=0).columns)
-        return _table_kind(columns), None
+        columns = table_columns(path)
+        kind = _table_kind(columns)
+        return Source(path, kind, None, explicit, None if kind else explain_table(columns))
     if name.endswith(JSONL_SUFFIXES):
         if name.startswith("samples_"):
-            return "lm-eval", None
-        first = _first_json_line(path)
+            return Source(path, "lm-eval", None, explicit)
+        first = first_jsonl(path)
         if isinstance(first, dict):
             if "doc_id" in first:
-                return "lm-eval", None
+                return Source(path, "lm-eval", None, explicit)
             kind = _table_kind(first)
             if kind is None and {"id", "n", "c"} <= set(first):
                 kind = "counts"
-            return kind, None
-        return None, None
+            if kind is not None:
+                return Source(path, kind, None, explicit)
+        found = (
+            f"a first line with keys {sorted(map(str, first))[:12]}"
+            if isinstance(first, dict)
+            else f"a first line holding a JSON {type(first).__name__}"
+        )
+        why = (
+            "expected lm-eval samples (lines with 'doc_id') or table rows ('n' and 'c', "
+            f"'success', or 'id', 'n', 'c'); found {found}"
+        )
+        return Source(path, _detect(path, first, detectors), None, explicit, why)
     if name.endswith(".json"):
         with path.open("rb") as fh:
             head = fh.read(4096).decode("utf-8", errors="replace")
         if _INSPECT_HEAD.match(head):
-            return "inspect", None  # parsed once, by the reader (inspect logs can be large)
-        doc = _load_json(path)
-        return classify_json(doc), doc
-    return None, None
+            # parsed once, by the reader (inspect logs can be large)
+            return Source(path, "inspect", None, explicit)
+        doc = load_json(path)
+        kind = classify_json(doc) or _detect(path, doc, detectors)
+        if kind is not None:
+            return Source(path, kind, doc, explicit)
+        damage = near_miss(doc)
+        if damage is not None:
+            return Source(path, "damaged", doc, explicit, damage)
+        return Source(path, None, doc, explicit, explain_json(doc))
+    if detectors:
+        kind = _detect(path, None, detectors)
+        if kind is not None:
+            return Source(path, kind, None, explicit)
+    return Source(path, None, None, explicit, f"no reader handles files named {path.name!r}")
 
 
-_DATA_KINDS = ("inspect", "lm-eval", "helm", "terminal-bench", "swe-bench", "counts", "trials")
+def _detect(path: Path, doc: Any, detectors: Mapping[str, Detector] | None) -> str | None:
+    for kind, detect in (detectors or {}).items():
+        if detect(path, doc):
+            return kind
+    return None
 
 
-def collect(paths: PathsLike, fmt: str) -> list[Source]:
+def sniff(path: Path) -> tuple[str | None, Any]:
+    """Detect the kind of one file: ``(kind, parsed JSON or None)``."""
+    src = examine(path)
+    return src.kind, src.doc
+
+
+_BUILTIN_KINDS = ("inspect", "lm-eval", "helm", "terminal-bench", "swe-bench", "counts", "trials")
+#: Files in a directory that could be data: one of no known kind is reported in a warning.
+_DATA_SUFFIXES = (".json", ".eval", *TABLE_SUFFIXES, *JSONL_SUFFIXES)
+
+
+def collect(
+    paths: PathsLike, fmt: str, detectors: Mapping[str, Detector] | None = None
+) -> list[Source]:
     """Expand ``paths`` and keep the files of format ``fmt`` (``"auto"``: the one format found).
+
+    ``detectors`` maps the names of formats that this module does not know to their
+    ``detect(path, doc)`` functions.
 
     Raises
     ------
     ValueError
-        A file named explicitly is not a log (auto) or the inputs mix formats (auto), or no
-        file of the format was found.
+        A file named explicitly is not a log (auto), a file in a directory looks like a
+        damaged log, the inputs mix formats (auto), or no file of the format was found.
     """
+    data_kinds = (*_BUILTIN_KINDS, *(detectors or {}))
     sources: list[Source] = []
     for path, explicit in expand(paths):
         if explicit and fmt != "auto":
             sources.append(Source(path, fmt, None, True))
             continue
-        kind, doc = sniff(path)
-        if kind == "terminal-bench-trial" and explicit:
-            kind = "terminal-bench"
-        sources.append(Source(path, kind, doc, explicit))
+        src = examine(path, explicit, detectors)
+        if src.kind == "terminal-bench-trial" and explicit:
+            src = Source(path, "terminal-bench", src.doc, explicit)
+        sources.append(src)
+    damaged = [s for s in sources if s.kind == "damaged"]
+    if damaged:
+        raise LogError(
+            damaged[0].path,
+            f"looks like a log but cannot be read: {damaged[0].why}; fix the file or move it "
+            "out of the directory",
+        )
     if fmt == "auto":
-        unknown = [s.path for s in sources if s.explicit and s.kind not in _DATA_KINDS]
+        unknown = [s for s in sources if s.explicit and s.kind not in data_kinds]
         if unknown:
-            kind = next(s.kind for s in sources if s.path == unknown[0])
+            src = unknown[0]
             hint = (
                 "an lm-eval results file: pass its samples_*.jsonl (or the directory)"
-                if kind == "lm-eval-results"
-                else "pass format= to name its format"
+                if src.kind == "lm-eval-results"
+                else f"{src.why}; pass format= to name its format"
             )
-            raise ValueError(f"{unknown[0]}: cannot detect a log format ({hint})")
+            raise ValueError(f"{src.path}: cannot detect a log format ({hint})")
     run_level = any(s.kind == "terminal-bench" for s in sources)
     data: list[Source] = []
     for src in sources:
         kind = src.kind
         if kind == "terminal-bench-trial" and not run_level:
             kind = "terminal-bench"
-        if kind in _DATA_KINDS and (fmt == "auto" or kind == fmt):
+        if kind in data_kinds and (fmt == "auto" or kind == fmt):
             data.append(Source(src.path, kind, src.doc, src.explicit))
     if not data:
         what = "log" if fmt == "auto" else f"{fmt} log"
-        raise ValueError(f"no {what} found in {[str(s.path) for s in sources][:5]}")
+        whys = [f"{s.path}: {s.why}" for s in sources if s.why][:3]
+        detail = f"; {' | '.join(whys)}" if whys else ""
+        raise ValueError(f"no {what} found in {[str(s.path) for s in sources][:5]}{detail}")
+    skipped = [
+        str(s.path)
+        for s in sources
+        if s.kind is None and s.path.name.lower().endswith(_DATA_SUFFIXES)
+    ]
+    if skipped:
+        warnings.warn(
+            f"skipped {len(skipped)} files that are not logs of a known format: {skipped[:10]}",
+            LogWarning,
+            stacklevel=4,
+        )
     kinds = list(dict.fromkeys(s.kind for s in data))
     if len(kinds) > 1:
         examples = {k: str(next(s.path for s in data if s.kind == k)) for k in kinds}

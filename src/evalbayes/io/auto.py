@@ -2,57 +2,37 @@
 
 ``format="auto"`` detects the format of each file (``.eval`` archives, the JSON shape of
 ``.json`` files, the first line of JSON Lines files, the columns of tables); the inputs of
-one call must share one format. Options are passed to that format's reader; an option the
-format does not take raises :class:`TypeError` listing the ones it does.
+one call must share one format. Options are passed to that format's options dataclass; an
+option the format does not take raises :class:`UnknownOptionError` (a ``TypeError`` and a
+``ValueError``) listing the ones it does.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
 from evalbayes.data import EvalData
-from evalbayes.io import helm, inspect_ai, lm_eval, swe_bench, terminal_bench
-from evalbayes.io._common import build, check_choice
+from evalbayes.io._common import LogWarning, check_choice
+from evalbayes.io._protocol import Reader, gather, public_reader
 from evalbayes.io._sources import PathsLike, Source, collect, sniff
-from evalbayes.io.tables import read_table_files, table_frame, write_table
-
-__all__ = ["FORMATS", "convert", "detect_format", "read", "read_trials_frame"]
+from evalbayes.io.helm import HelmOptions
+from evalbayes.io.inspect_ai import InspectOptions
+from evalbayes.io.lm_eval import LmEvalOptions
+from evalbayes.io.registry import READERS, get_reader
+from evalbayes.io.swe_bench import SweBenchOptions
+from evalbayes.io.tables import write_table
+from evalbayes.io.terminal_bench import TerminalBenchOptions
 
 #: Names accepted by ``format=``.
-FORMATS = ("auto", "inspect", "lm-eval", "helm", "terminal-bench", "swe-bench", "counts", "trials")
+FORMATS = ("auto", *READERS)
 
-_TRIALS: dict[str, Callable[..., pd.DataFrame]] = {
-    "inspect": inspect_ai._trials,
-    "lm-eval": lm_eval._trials,
-    "helm": helm._trials,
-    "terminal-bench": terminal_bench._trials,
-    "swe-bench": swe_bench._trials,
-}
-_PUBLIC: dict[str, Callable[..., Any]] = {
-    "inspect": inspect_ai.read_inspect,
-    "lm-eval": lm_eval.read_lm_eval,
-    "helm": helm.read_helm,
-    "terminal-bench": terminal_bench.read_terminal_bench,
-    "swe-bench": swe_bench.read_swe_bench,
-}
-_TABLE_OPTIONS = (
-    "system",
-    "system_column",
-    "task",
-    "n",
-    "c",
-    "success",
-    "missing",
-    "task_coords",
-    "system_coords",
-    "extra",
-    "fill_missing",
-)
+
+class OneTaskWarning(LogWarning):
+    """The data hold one task: an interval over the task population rests on one task."""
 
 
 def detect_format(path: str | Path) -> str | None:
@@ -60,26 +40,33 @@ def detect_format(path: str | Path) -> str | None:
     kind, _ = sniff(Path(path))
     if kind == "terminal-bench-trial":
         return "terminal-bench"
-    return kind if kind in FORMATS else None
+    return kind if kind in ("auto", *READERS) else None
 
 
-def _check_options(kind: str, options: dict[str, Any]) -> None:
-    if kind in ("counts", "trials"):
-        allowed = list(_TABLE_OPTIONS)
-    else:
-        params = inspect.signature(_PUBLIC[kind]).parameters
-        allowed = [name for name, p in params.items() if p.kind is p.KEYWORD_ONLY]
-    unknown = [name for name in options if name not in allowed]
-    if unknown:
-        raise TypeError(f"format {kind!r} takes no option {unknown}; its options are {allowed}")
+def _detectors() -> dict[str, Any]:
+    readers = {name: get_reader(name) for name in READERS}
+    return {name: r.detect for name, r in readers.items() if r.detect is not None}
 
 
-def _sources(paths: PathsLike, fmt: str, options: dict[str, Any]) -> tuple[str, list[Source]]:
-    check_choice("format", fmt, FORMATS)
-    sources = collect(paths, fmt)
-    kind = sources[0].kind or fmt
-    _check_options(kind, options)
-    return kind, sources
+def _prepare(
+    paths: PathsLike, fmt: str, options: dict[str, Any]
+) -> tuple[Reader, Any, list[Source]]:
+    check_choice("format", fmt, ("auto", *READERS))
+    sources = collect(paths, fmt, _detectors())
+    reader = get_reader(sources[0].kind or fmt)
+    return reader, reader.make_options(options), sources
+
+
+def _warn_one_task(data: EvalData) -> EvalData:
+    if data.shape[1] == 1:
+        warnings.warn(
+            f"the data hold one task ({data.tasks[0]!r}): an interval for the task population "
+            "rests on that one task (the spread between tasks cannot be estimated); the "
+            "'tasks' estimand describes this task only",
+            OneTaskWarning,
+            stacklevel=3,
+        )
+    return data
 
 
 def read(paths: PathsLike, format: str = "auto", **options: Any) -> EvalData:
@@ -92,12 +79,20 @@ def read(paths: PathsLike, format: str = "auto", **options: Any) -> EvalData:
     format : str
         One of :data:`FORMATS`; ``"auto"`` (default) detects it.
     **options
-        The options of the format's reader: :func:`~evalbayes.io.read_inspect`,
-        :func:`~evalbayes.io.read_lm_eval`, :func:`~evalbayes.io.read_helm`,
-        :func:`~evalbayes.io.read_terminal_bench`, :func:`~evalbayes.io.read_swe_bench`;
-        for ``counts``/``trials`` tables: ``system`` (name of single-system files or a
-        renaming mapping), ``system_column``, and the column/coordinate options of
-        :meth:`EvalData.from_frame` / :meth:`EvalData.from_trials`.
+        The options of the format (its options dataclass; listed by
+        :func:`~evalbayes.io.reader_options` and in ``docs/io.md``).
+
+    Raises
+    ------
+    ValueError
+        Input that breaks a rule, naming the file, the line or record, and the rule
+        (:class:`~evalbayes.io.LogError` for logs); an unknown option
+        (:class:`~evalbayes.io.UnknownOptionError`).
+
+    Warns
+    -----
+    OneTaskWarning
+        The data hold a single task.
 
     Examples
     --------
@@ -105,15 +100,8 @@ def read(paths: PathsLike, format: str = "auto", **options: Any) -> EvalData:
     >>> data = read("logs/", scorer="match")          # doctest: +SKIP
     >>> data = read("results.csv", format="counts")   # doctest: +SKIP
     """
-    kind, sources = _sources(paths, format, options)
-    if kind in ("counts", "trials"):
-        return read_table_files([s.path for s in sources], kind, **options)
-    if kind == "lm-eval":
-        frame = lm_eval._frame(sources, **options)
-        return lm_eval._build_counts(frame) if "n" in frame.columns else build(frame)
-    frame = _TRIALS[kind](sources, **options)
-    coords = ("benchmark", "split") if kind == "helm" else ("benchmark",)
-    return build(frame, task_coords=coords)
+    reader, opts, sources = _prepare(paths, format, options)
+    return _warn_one_task(reader.to_data(gather(sources, reader, opts), opts))
 
 
 def read_trials_frame(paths: PathsLike, format: str = "auto", **options: Any) -> pd.DataFrame:
@@ -124,12 +112,10 @@ def read_trials_frame(paths: PathsLike, format: str = "auto", **options: Any) ->
     attempt, is_resolved, failure_mode``; ...). Raises :class:`ValueError` for inputs without
     a trial level (counts tables; lm-eval pass@k logs).
     """
-    kind, sources = _sources(paths, format, options)
-    if kind == "counts":
-        raise ValueError("a counts table has no trial level; read it with read() instead")
-    if kind == "trials":
-        return table_frame([s.path for s in sources], "trials", **options)
-    return _TRIALS[kind](sources, **options)
+    reader, opts, sources = _prepare(paths, format, options)
+    if reader.to_trials is None:
+        raise ValueError(f"a {reader.name} table has no trial level; read it with read() instead")
+    return reader.to_trials(gather(sources, reader, opts), opts)
 
 
 def convert(
@@ -151,3 +137,35 @@ def convert(
     else:
         frame = read_trials_frame(paths, format, **options)
     return write_table(frame, output)
+
+
+def read_counts(path: str | Path, *, system_name: str | None = None, **options: Any) -> EvalData:
+    """Read a tidy counts table (``system, task, n, c``) into :class:`EvalData`.
+
+    CSV/TSV (optionally gzip), Parquet or JSON Lines. An ``{"id", "n", "c"}`` JSONL file
+    (one system) is accepted: ``id`` is the task and the system is ``system_name`` (default:
+    the file stem). ``**options``: the ``counts`` options (:func:`reader_options`).
+    """
+    return read(path, "counts", system=system_name, **options)
+
+
+def read_trials(path: str | Path, *, system_name: str | None = None, **options: Any) -> EvalData:
+    """Read a trial-level table (``system, task, success``) into :class:`EvalData`.
+
+    ``**options``: the ``trials`` options (``success=``, ``missing=``, ``trial=``, ...).
+    """
+    return read(path, "trials", system=system_name, **options)
+
+
+read_inspect = public_reader("inspect", "data", read, InspectOptions)
+inspect_trials = public_reader("inspect", "trials", read_trials_frame, InspectOptions)
+read_lm_eval = public_reader("lm-eval", "data", read, LmEvalOptions)
+lm_eval_trials = public_reader("lm-eval", "trials", read_trials_frame, LmEvalOptions)
+read_helm = public_reader("helm", "data", read, HelmOptions)
+helm_trials = public_reader("helm", "trials", read_trials_frame, HelmOptions)
+read_terminal_bench = public_reader("terminal-bench", "data", read, TerminalBenchOptions)
+terminal_bench_trials = public_reader(
+    "terminal-bench", "trials", read_trials_frame, TerminalBenchOptions
+)
+read_swe_bench = public_reader("swe-bench", "data", read, SweBenchOptions)
+swe_bench_trials = public_reader("swe-bench", "trials", read_trials_frame, SweBenchOptions)

@@ -11,144 +11,64 @@ and the scenario.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from evalbayes.data import EvalData
 from evalbayes.io._common import (
     LogError,
-    SystemOption,
     as_label,
     build,
-    check_mapping_used,
-    finish_frame,
-    mapping_keys,
-    resolve_system,
     success_of,
 )
-from evalbayes.io._sources import PathsLike, Source, collect
+from evalbayes.io._json import load_json
+from evalbayes.io._protocol import LogOptions, Parsed, Reader, option
+from evalbayes.io._sources import Source
 
-__all__ = ["helm_trials", "read_helm"]
+__all__ = ["READER", "HelmOptions"]
 
 
-def read_helm(
-    paths: PathsLike,
-    *,
-    system: SystemOption = None,
-    metric: str = "exact_match",
-    split: str | None = None,
-    perturbation: str | None = None,
-    threshold: float | None = None,
-    task_prefix: bool | None = None,
-) -> EvalData:
-    """Read HELM ``per_instance_stats.json`` files into :class:`~evalbayes.EvalData`.
-
-    Parameters
-    ----------
-    paths : path, glob, directory, or a list of them
-        ``per_instance_stats.json`` files or HELM run directories.
-    system : str or mapping, optional
-        System names. Default: ``adapter_spec.model`` of the ``run_spec.json`` next to the
-        file, else the ``model=`` part of the run directory name, else the directory name.
-    metric : str
-        The per-instance stat deciding success (default ``"exact_match"``; e.g.
-        ``"quasi_exact_match"``).
-    split : str, optional
-        Keep instances of one split (``"test"``, ``"valid"``). Default: all, with the split
-        as the task coordinate ``split``.
-    perturbation : str, optional
-        Read the records of this perturbation (by its ``name``). Default: the unperturbed
-        records only (perturbed copies of an instance are other data, never mixed in).
-    threshold : float, optional
-        Success rule for non-binary metric values (``value >= threshold``); without it only
-        0/1 values are accepted.
-    task_prefix : bool, optional
-        Task labels are the ``instance_id``; ``"<scenario>/<instance_id>"`` when several
-        scenarios are read together (default ``None``).
+@dataclass(frozen=True)
+class HelmOptions(LogOptions):
+    """HELM ``per_instance_stats.json`` files or run directories: each (instance, train
+    trial) is one trial. ``run_spec.json`` next to the file names the model (the default
+    system; else ``model=`` of the run directory name) and the scenario (the benchmark).
     """
-    return build(
-        helm_trials(
-            paths,
-            system=system,
-            metric=metric,
-            split=split,
-            perturbation=perturbation,
-            threshold=threshold,
-            task_prefix=task_prefix,
-        ),
-        task_coords=("benchmark", "split"),
+
+    metric: str = option(
+        "exact_match", "the per-instance stat deciding success (e.g. 'quasi_exact_match')"
+    )
+    split: str | None = option(
+        None,
+        "keep the instances of one split ('test', 'valid'); default all, with the split "
+        "as the task coordinate 'split'",
+    )
+    perturbation: str | None = option(
+        None,
+        "read the records of this perturbation (by name); default the unperturbed records "
+        "only (perturbed copies are other data, never mixed in)",
+    )
+    threshold: float | None = option(
+        None,
+        "success rule for non-binary stats (value >= threshold); without it only 0/1 values "
+        "are accepted",
     )
 
 
-def helm_trials(
-    paths: PathsLike,
-    *,
-    system: SystemOption = None,
-    metric: str = "exact_match",
-    split: str | None = None,
-    perturbation: str | None = None,
-    threshold: float | None = None,
-    task_prefix: bool | None = None,
-) -> pd.DataFrame:
-    """Trial-level frame of HELM logs (options as in :func:`read_helm`).
-
-    Columns: ``system, task, trial, success, benchmark, sample, file, split, metric, value``.
-    """
-    return _trials(
-        collect(paths, "helm"),
-        system=system,
-        metric=metric,
-        split=split,
-        perturbation=perturbation,
-        threshold=threshold,
-        task_prefix=task_prefix,
-    )
+def _parse(src: Source, opts: HelmOptions) -> Parsed:
+    records = src.doc if src.doc is not None else load_json(src.path)
+    default, benchmark = _names(src.path)
+    return Parsed(_rows(src.path, records, benchmark, opts), default)
 
 
-def _trials(
-    sources: list[Source],
-    *,
-    system: SystemOption = None,
-    metric: str = "exact_match",
-    split: str | None = None,
-    perturbation: str | None = None,
-    threshold: float | None = None,
-    task_prefix: bool | None = None,
-) -> pd.DataFrame:
-    rows: list[dict[str, Any]] = []
-    keys: list[str] = []
-    for src in sources:
-        records = src.doc if src.doc is not None else _load(src.path)
-        default, benchmark = _names(src.path)
-        keys += mapping_keys(src.path, default)
-        rows += _rows(
-            src.path,
-            records,
-            system=resolve_system(default, src.path, system),
-            benchmark=benchmark,
-            metric=metric,
-            split=split,
-            perturbation=perturbation,
-            threshold=threshold,
-        )
-    check_mapping_used(system, keys)
-    if not rows:
-        raise ValueError(f"no HELM record matches split={split!r}, perturbation={perturbation!r}")
-    return finish_frame(rows, task_prefix=task_prefix)
-
-
-def _load(path: Path) -> Any:
-    try:
-        with path.open("rb") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as err:
-        raise LogError(
-            path, f"not valid JSON (truncated?): {err.msg} at line {err.lineno}"
-        ) from None
+READER = Reader(
+    name="helm",
+    options=HelmOptions,
+    parse=_parse,
+    to_data=lambda frame, opts: build(frame, task_coords=("benchmark", "split")),
+    empty="no HELM record matches the split= and perturbation= options",
+)
 
 
 def _names(path: Path) -> tuple[str, str]:
@@ -163,9 +83,10 @@ def _names(path: Path) -> tuple[str, str]:
     spec_path = path.with_name(prefix_name + "run_spec.json")
     model = None
     if spec_path.is_file():
-        spec = _load(spec_path)
+        spec = load_json(spec_path)
         if isinstance(spec, Mapping):
-            model = (spec.get("adapter_spec") or {}).get("model")
+            adapter = spec.get("adapter_spec")
+            model = adapter.get("model") if isinstance(adapter, Mapping) else None
             run_name = str(spec.get("name") or run_name)
     prefix, _, args = run_name.partition(":")
     parts = [p for p in args.split(",") if p] if args else []
@@ -185,17 +106,8 @@ def _perturbation_name(value: Any) -> str | None:
     return str(value)
 
 
-def _rows(
-    path: Path,
-    records: Any,
-    *,
-    system: str,
-    benchmark: str,
-    metric: str,
-    split: str | None,
-    perturbation: str | None,
-    threshold: float | None,
-) -> list[dict[str, Any]]:
+def _rows(path: Path, records: Any, benchmark: str, opts: HelmOptions) -> list[dict[str, Any]]:
+    metric, split, perturbation = opts.metric, opts.split, opts.perturbation
     if not isinstance(records, list):
         raise LogError(path, "not a HELM per_instance_stats file (expected a JSON list)")
     rows: list[dict[str, Any]] = []
@@ -216,20 +128,26 @@ def _rows(
             )
         where = f"record {i} (instance {instance!r}, train trial {trial})"
         stat = _find_stat(path, where, rec["stats"], metric, perturbation)
-        stat_split = (stat.get("name") or {}).get("split")
+        stat_split = stat["name"].get("split")
+        if stat_split is not None and not isinstance(stat_split, str):
+            raise LogError(path, f"split {stat_split!r} is not a string", where)
         if split is not None and stat_split != split:
             continue
         count = stat.get("count")
         if not isinstance(count, int) or count < 1:
             raise LogError(path, f"stat {metric!r} has count {count!r}: no value recorded", where)
-        mean = stat.get("mean")
-        value = float(mean) if isinstance(mean, (int, float)) else float(stat["sum"]) / count
+        mean, total = stat.get("mean"), stat.get("sum")
+        if isinstance(mean, (int, float)):
+            value = float(mean)
+        elif isinstance(total, (int, float)):
+            value = float(total) / count
+        else:
+            raise LogError(path, f"stat {metric!r} has no numeric 'mean' or 'sum'", where)
         rows.append(
             {
-                "system": system,
                 "sample": instance,
                 "trial": trial,
-                "success": success_of(value, threshold, path, where),
+                "success": success_of(value, opts.threshold, path, where),
                 "benchmark": benchmark,
                 "file": str(path),
                 "split": stat_split,
@@ -255,7 +173,11 @@ def _find_stat(
     ]
     if not found:
         names = sorted(
-            {s["name"].get("name") for s in stats if isinstance(s, Mapping) and "name" in s}
+            {
+                str(s["name"].get("name"))
+                for s in stats
+                if isinstance(s, Mapping) and isinstance(s.get("name"), Mapping)
+            }
         )
         raise LogError(path, f"missing field: no stat {metric!r} (stats: {names[:12]})", where)
     if len(found) > 1:

@@ -13,180 +13,97 @@ and ``c`` the number whose score passes the success rule.
 
 from __future__ import annotations
 
-import json
 import warnings
 import zipfile
 import zlib
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from evalbayes.data import EvalData
 from evalbayes.io._common import (
     CHECK_ATOL,
     Check,
     Errors,
     LogError,
     LogWarning,
-    SystemOption,
     as_label,
-    build,
-    check_choice,
-    check_mapping_used,
-    finish_frame,
-    mapping_keys,
+    dig,
     report,
-    resolve_system,
     success_of,
     value_to_float,
 )
-from evalbayes.io._sources import PathsLike, Source, collect
+from evalbayes.io._json import load_json
+from evalbayes.io._protocol import (
+    LogOptions,
+    Parsed,
+    Reader,
+    check_option,
+    errors_option,
+    option,
+)
+from evalbayes.io._sources import Source
 
-__all__ = ["inspect_trials", "read_inspect"]
+__all__ = ["READER", "InspectOptions"]
 
 
-def read_inspect(
-    paths: PathsLike,
-    *,
-    system: SystemOption = None,
-    scorer: str | None = None,
-    value_key: str | None = None,
-    threshold: float | None = None,
-    errors: Errors = "failure",
-    check: Check = "raise",
-    task_prefix: bool | None = None,
-) -> EvalData:
-    """Read inspect_ai logs into :class:`~evalbayes.EvalData`.
+@dataclass(frozen=True)
+class InspectOptions(LogOptions):
+    """inspect_ai ``.eval`` archives and ``.json`` logs: one (sample id, epoch) record is one
+    trial; several logs (one per model) become several systems (default name: ``eval.model``).
 
-    Parameters
-    ----------
-    paths : path, glob, directory, or a list of them
-        ``.eval`` and ``.json`` logs. Several logs (one per model) become several systems.
-    system : str or mapping, optional
-        System names. Default: the log's ``eval.model``. A string names every log's system; a
-        mapping renames by file path, file name or model name (other logs keep theirs).
-    scorer : str, optional
-        Which scorer's value decides success. Required when the log has several scorers.
-    value_key : str, optional
-        For dict-valued scores, the key to read.
-    threshold : float, optional
-        Success rule for non-binary values. Scores are mapped as inspect_ai does (``C`` 1,
-        ``I`` 0, ``P`` 0.5, ``N`` 0, yes/true 1, no/false 0, numbers as they are). Without a
-        threshold only 0/1 values are accepted and anything else raises; with one, a trial
-        succeeds when its value is ``>= threshold``.
-    errors : {"failure", "drop", "raise"}
-        Records with an ``error`` (the sample crashed and was not scored). ``"failure"``
-        (default) counts them as failed trials, ``"drop"`` leaves them out of ``n``,
-        ``"raise"`` refuses the log.
-    check : {"raise", "warn", "off"}
-        What to do when the log's own numbers disagree with the records: the ``mean``
-        reduction of each sample must equal the mean of its epoch scores (``c/n`` for binary
-        scores), the header ``accuracy`` must equal the mean of those per-sample means, and a
-        log with status ``"success"`` must hold ``results.total_samples`` records.
-    task_prefix : bool, optional
-        Task labels are the sample ids; when logs of several tasks (benchmarks) are read
-        together they become ``"<task>/<id>"`` (``None``, default). ``True``/``False`` force
-        either.
-
-    Raises
-    ------
-    LogError
-        A truncated or corrupt archive, a missing field, mixed or out-of-range epochs, a
-        duplicate (sample id, epoch), or a score the success rule cannot read; the message
-        names the file and the record.
+    Raises :class:`LogError` for a truncated or corrupt archive, a missing field, mixed or
+    out-of-range epochs, a duplicate (sample id, epoch), or a score the success rule cannot
+    read; the message names the file and the record.
     """
-    frame = inspect_trials(
-        paths,
-        system=system,
-        scorer=scorer,
-        value_key=value_key,
-        threshold=threshold,
-        errors=errors,
-        check=check,
-        task_prefix=task_prefix,
+
+    scorer: str | None = option(
+        None, "which scorer's value decides success; required when the log has several"
     )
-    return build(frame)
-
-
-def inspect_trials(
-    paths: PathsLike,
-    *,
-    system: SystemOption = None,
-    scorer: str | None = None,
-    value_key: str | None = None,
-    threshold: float | None = None,
-    errors: Errors = "failure",
-    check: Check = "raise",
-    task_prefix: bool | None = None,
-) -> pd.DataFrame:
-    """Trial-level frame of inspect_ai logs (options as in :func:`read_inspect`).
-
-    Columns: ``system, task, trial, success, benchmark, sample, file, epoch, scorer, score``
-    (the logged value), ``value`` (as a float; NaN for errored records), ``error`` (bool).
-    """
-    return _trials(
-        collect(paths, "inspect"),
-        system=system,
-        scorer=scorer,
-        value_key=value_key,
-        threshold=threshold,
-        errors=errors,
-        check=check,
-        task_prefix=task_prefix,
+    value_key: str | None = option(None, "for dict-valued scores, the key to read")
+    threshold: float | None = option(
+        None,
+        "success rule for non-binary scores (mapped as inspect_ai does: C 1, I 0, P 0.5, N 0, "
+        "yes/true 1, no/false 0): without it only 0/1 are accepted; with it a trial succeeds "
+        "when its value is >= threshold",
+    )
+    errors: Errors = errors_option("records with an 'error' (the sample crashed, unscored)")
+    check: Check = check_option(
+        "the mean reduction of each sample equals the mean of its epoch scores, the header "
+        "accuracy the mean of the per-sample means, and a finished log holds "
+        "results.total_samples records"
     )
 
 
-def _trials(
-    sources: list[Source],
-    *,
-    system: SystemOption = None,
-    scorer: str | None = None,
-    value_key: str | None = None,
-    threshold: float | None = None,
-    errors: Errors = "failure",
-    check: Check = "raise",
-    task_prefix: bool | None = None,
-) -> pd.DataFrame:
-    check_choice("errors", errors, ("failure", "drop", "raise"))
-    check_choice("check", check, ("raise", "warn", "off"))
-    rows: list[dict[str, Any]] = []
-    keys: list[str] = []
-    for src in sources:
-        header, records, reductions = _load(src.path, src.doc)
-        default = _field(src.path, header, "eval", "model")
-        keys += mapping_keys(src.path, default)
-        rows += _rows(
-            src.path,
-            header,
-            records,
-            reductions,
-            system=resolve_system(default, src.path, system),
-            scorer=scorer,
-            value_key=value_key,
-            threshold=threshold,
-            errors=errors,
-            check=check,
-        )
-    check_mapping_used(system, keys)
-    return finish_frame(rows, task_prefix=task_prefix)
+def _parse(src: Source, opts: InspectOptions) -> Parsed:
+    header, records, reductions = _load(src.path, src.doc)
+    default = _field(src.path, header, "eval", "model")
+    return Parsed(_rows(src.path, header, records, reductions, opts), str(default))
+
+
+READER = Reader(name="inspect", options=InspectOptions, parse=_parse)
 
 
 # ---------------------------------------------------------------------------- loading
+#: What a damaged zip archive raises (bad CRC, truncated stream, unsupported method, ...).
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    NotImplementedError,
+    RuntimeError,
+    ValueError,
+)
+
+
 def _load(path: Path, doc: Any = None) -> tuple[dict[str, Any], list[Any], Any]:
     """``(header, records, reductions)`` of one log."""
     if path.name.lower().endswith(".eval"):
         return _load_eval(path)
     if doc is None:
-        try:
-            with path.open("rb") as fh:
-                doc = json.load(fh)
-        except json.JSONDecodeError as err:
-            raise LogError(
-                path, f"not valid JSON (truncated?): {err.msg} at line {err.lineno}"
-            ) from None
+        doc = load_json(path)
     if not isinstance(doc, dict) or "eval" not in doc:
         raise LogError(path, "not an inspect_ai log: no 'eval' field")
     records = doc.get("samples")
@@ -205,18 +122,15 @@ def _load(path: Path, doc: Any = None) -> tuple[dict[str, Any], list[Any], Any]:
 def _member(path: Path, archive: zipfile.ZipFile, name: str) -> Any:
     try:
         raw = archive.read(name)
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
+    except _ZIP_ERRORS as err:
         raise LogError(path, f"archive member {name!r} is corrupt or truncated ({err})") from None
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as err:
-        raise LogError(path, f"archive member {name!r} is not valid JSON: {err.msg}") from None
+    return load_json(path, raw, member=name)
 
 
 def _load_eval(path: Path) -> tuple[dict[str, Any], list[Any], Any]:
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as err:
+    except _ZIP_ERRORS as err:
         raise LogError(
             path, f"not a readable .eval archive: truncated or corrupt zip ({err})"
         ) from None
@@ -226,7 +140,8 @@ def _load_eval(path: Path) -> tuple[dict[str, Any], list[Any], Any]:
             header = _member(path, archive, "header.json")
         elif "_journal/start.json" in names:
             header = _member(path, archive, "_journal/start.json")
-            header.setdefault("status", "started")
+            if isinstance(header, dict):
+                header.setdefault("status", "started")
         else:
             raise LogError(path, "the archive has neither header.json nor _journal/start.json")
         sample_files = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
@@ -306,18 +221,15 @@ def _rows(
     header: Mapping[str, Any],
     records: list[Any],
     reductions: Any,
-    *,
-    system: str,
-    scorer: str | None,
-    value_key: str | None,
-    threshold: float | None,
-    errors: Errors,
-    check: Check,
+    opts: InspectOptions,
 ) -> list[dict[str, Any]]:
+    value_key, threshold, errors, check = opts.value_key, opts.threshold, opts.errors, opts.check
     benchmark = str(_field(path, header, "eval", "task"))
-    config = header["eval"].get("config") or {}
-    declared = config.get("epochs") or 1
-    chosen = _pick_scorer(path, records, scorer)
+    config = dig(header, "eval", "config")
+    declared = dig(config, "epochs") or 1
+    if isinstance(declared, bool) or not isinstance(declared, int) or declared < 1:
+        raise LogError(path, f"eval.config.epochs={declared!r} is not a positive integer")
+    chosen = _pick_scorer(path, records, opts.scorer)
     rows: list[dict[str, Any]] = []
     epochs: dict[str, list[int]] = defaultdict(list)
     values: dict[str, list[float]] = defaultdict(list)
@@ -331,7 +243,6 @@ def _rows(
             raise LogError(path, "duplicate sample id: this (id, epoch) appears twice", where)
         epochs[sample].append(epoch)
         row = {
-            "system": system,
             "sample": sample,
             "trial": epoch,
             "benchmark": benchmark,
@@ -374,7 +285,7 @@ def _rows(
                 f"mixed epochs: sample {sample!r} has epochs {sorted(got)} but the log declares "
                 f"epochs={declared} and finished with status 'success'",
             )
-        total = (header.get("results") or {}).get("total_samples")
+        total = dig(header, "results", "total_samples")
         if total is not None and total != len(records):
             report(
                 check,
@@ -441,7 +352,8 @@ def _check_accuracy(
     check: Check,
 ) -> None:
     """The header ``accuracy`` must equal the mean over samples of the per-sample means."""
-    scores = (header.get("results") or {}).get("scores") or []
+    scores = dig(header, "results", "scores")
+    scores = scores if isinstance(scores, list) else []
     sample_means = [_mean(v) for v in values.values() if v]
     if check == "off" or not sample_means:
         return
@@ -452,7 +364,7 @@ def _check_accuracy(
             continue
         if entry.get("reducer") not in (None, "mean"):
             continue
-        metric = (entry.get("metrics") or {}).get("accuracy")
+        metric = dig(entry, "metrics", "accuracy")
         if not isinstance(metric, Mapping) or metric.get("value") is None:
             return
         logged = float(metric["value"])

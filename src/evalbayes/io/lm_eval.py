@@ -17,10 +17,10 @@ exception is code tasks that log unbiased pass@k values (``pass@2``, ``pass@8``,
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from math import comb
 from pathlib import Path
@@ -34,21 +34,19 @@ from evalbayes.io._common import (
     Check,
     LogError,
     LogWarning,
-    SystemOption,
     as_label,
     build,
-    check_choice,
-    check_mapping_used,
+    dig,
     finish_frame,
-    mapping_keys,
     natural_key,
     report,
-    resolve_system,
     success_of,
 )
-from evalbayes.io._sources import PathsLike, Source, collect
+from evalbayes.io._json import load_json, read_jsonl
+from evalbayes.io._protocol import LogOptions, Parsed, Reader, check_option, option
+from evalbayes.io._sources import Source
 
-__all__ = ["LmEvalRepeatsWarning", "lm_eval_trials", "read_lm_eval"]
+__all__ = ["READER", "LmEvalOptions", "LmEvalRepeatsWarning"]
 
 _NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
 _PASS_AT = re.compile(r"^pass@(\d+)$")
@@ -74,90 +72,77 @@ class LmEvalRepeatsWarning(LogWarning):
     """lm-eval ran a task with ``repeats > 1`` but logged one score per document."""
 
 
-def read_lm_eval(
-    paths: PathsLike,
-    *,
-    system: SystemOption = None,
-    metric: str | None = None,
-    filter: str | None = None,
-    threshold: float | None = None,
-    repeats: int | None = None,
-    ambiguous: Literal["raise", "min"] = "raise",
-    check: Check = "raise",
-    task_prefix: bool | None = None,
-) -> EvalData:
-    """Read lm-eval ``samples_*.jsonl`` files (with their ``results_*.json``).
-
-    Per-repeat correctness is not in these logs (see the module notes): every document is one
-    trial (``n = 1``) unless the metric is pass@k, where ``c`` out of ``n = repeats`` is
-    recovered exactly from the logged pass@k values.
-
-    Parameters
-    ----------
-    paths : path, glob, directory, or a list of them
-        ``samples_<task>_<date>.jsonl`` files; the ``results_<date>.json`` in the same
-        directory supplies the model name, ``repeats`` and the aggregate for the cross-check.
-    system : str or mapping, optional
-        System names. Default: ``model_name`` of the results file (else the ``pretrained=``
-        model argument, else the directory name).
-    metric : str, optional
-        The metric deciding success (``exact_match``, ``acc``, ...). Required when a line has
-        several. ``"pass@k"`` (or any ``"pass@K"``) selects pass@k recovery from every
-        ``pass@K`` key of the line; it is chosen automatically when those are the only metrics.
-    filter : str, optional
-        The filter (``"none"``, ``"strict-match"``, ``"flexible-extract"``, ...). The same
-        document appears once per filter; required when the file has several.
-    threshold : float, optional
-        Success rule for non-binary metric values (``value >= threshold``); without it only
-        0/1 values are accepted.
-    repeats : int, optional
-        ``n`` for pass@k recovery when the results file is missing (else its ``repeats``).
-    ambiguous : {"raise", "min"}
-        pass@k with ``k >= 2`` equals 1 for every ``c > n - k``. ``"raise"`` (default) refuses
-        such a document; ``"min"`` takes the smallest ``c`` consistent with the log (a lower
-        bound), explicitly.
-    check : {"raise", "warn", "off"}
-        The mean of the per-document values must equal the aggregate ``"<metric>,<filter>"``
-        of the results file when the samples file covers every document; a samples file with
-        fewer documents than ``n-samples`` always gives a warning.
-    task_prefix : bool, optional
-        Task labels are the ``doc_id``; ``"<task>/<doc_id>"`` when several lm-eval tasks are
-        read together (default ``None``).
+@dataclass(frozen=True)
+class LmEvalOptions(LogOptions):
+    """lm-eval ``samples_<task>_<date>.jsonl`` files; ``results_<date>.json`` next to each
+    supplies the model name (the default system: ``model_name``, else ``pretrained=``, else
+    the directory), ``repeats`` and the aggregate for the cross-check. Per-repeat
+    correctness is not logged: every document is one trial (``n = 1``) unless the metric is
+    pass@k, where ``c`` out of ``n = repeats`` is recovered exactly from the pass@k values.
     """
-    frame = _frame(
-        collect(paths, "lm-eval"),
-        system=system,
-        metric=metric,
-        filter=filter,
-        threshold=threshold,
-        repeats=repeats,
-        ambiguous=ambiguous,
-        check=check,
-        task_prefix=task_prefix,
+
+    metric: str | None = option(
+        None,
+        "the metric deciding success (exact_match, acc, ...), required when a line has "
+        "several; 'pass@k' selects pass@k recovery (automatic when only pass@K keys are "
+        "logged)",
     )
-    if "n" in frame.columns:
-        return _build_counts(frame)
-    return build(frame)
+    filter: str | None = option(
+        None,
+        "the filter ('none', 'strict-match', ...): each document appears once per filter; "
+        "required when the file has several",
+    )
+    threshold: float | None = option(
+        None,
+        "success rule for non-binary values (value >= threshold); without it only 0/1 values "
+        "are accepted",
+    )
+    repeats: int | None = option(
+        None, "n for pass@k recovery when the results file gives none (else its 'repeats')"
+    )
+    ambiguous: Literal["raise", "min"] = option(
+        "raise",
+        "pass@k = 1 fits every c > n - k: 'raise' refuses such a document, 'min' takes the "
+        "smallest consistent c (a lower bound)",
+    )
+    check: Check = check_option(
+        "the mean of the per-document values equals the results file's '<metric>,<filter>' "
+        "(when the samples file covers every document)"
+    )
 
 
-def lm_eval_trials(paths: PathsLike, **options: Any) -> pd.DataFrame:
-    """Trial-level frame (one row per document) of lm-eval logs; options of :func:`read_lm_eval`.
-
-    Columns: ``system, task, trial, success, benchmark, sample, file, doc_id, filter, metric,
-    value``. Raises for pass@k logs, which hold counts recovered per document, not trials.
-    """
-    frame = _trials(collect(paths, "lm-eval"), **options)
-    return frame
+def _parse(src: Source, opts: LmEvalOptions) -> Parsed:
+    task, results = _task_and_results(src.path)
+    return Parsed(_rows(src.path, task, results, opts), _model_name(src.path, results))
 
 
-def _trials(sources: list[Source], **options: Any) -> pd.DataFrame:
-    frame = _frame(sources, **options)
+def _finish(frame: pd.DataFrame, opts: LmEvalOptions) -> pd.DataFrame:
+    if "n" in frame.columns and frame["n"].isna().any():
+        raise ValueError("some files hold pass@k values and others 0/1 scores: read them apart")
+    return finish_frame(frame, task_prefix=opts.task_prefix)
+
+
+def _to_data(frame: pd.DataFrame, opts: LmEvalOptions) -> EvalData:
+    return _build_counts(frame) if "n" in frame.columns else build(frame)
+
+
+def _to_trials(frame: pd.DataFrame, opts: LmEvalOptions) -> pd.DataFrame:
     if "n" in frame.columns:
         raise ValueError(
             "these lm-eval logs hold pass@k values: c out of n is recovered per document, but "
             "the individual repeats are not logged, so there is no trial-level table"
         )
     return frame
+
+
+READER = Reader(
+    name="lm-eval",
+    options=LmEvalOptions,
+    parse=_parse,
+    finish=_finish,
+    to_data=_to_data,
+    to_trials=_to_trials,
+)
 
 
 def _build_counts(frame: pd.DataFrame) -> EvalData:
@@ -167,45 +152,6 @@ def _build_counts(frame: pd.DataFrame) -> EvalData:
     table = frame[["system", "task", "n", "c", "benchmark"]]
     data = EvalData.from_frame(table, task_coords=["benchmark"])
     return data.subset(systems=systems, tasks=tasks)
-
-
-def _frame(
-    sources: list[Source],
-    *,
-    system: SystemOption = None,
-    metric: str | None = None,
-    filter: str | None = None,
-    threshold: float | None = None,
-    repeats: int | None = None,
-    ambiguous: Literal["raise", "min"] = "raise",
-    check: Check = "raise",
-    task_prefix: bool | None = None,
-) -> pd.DataFrame:
-    check_choice("ambiguous", ambiguous, ("raise", "min"))
-    check_choice("check", check, ("raise", "warn", "off"))
-    rows: list[dict[str, Any]] = []
-    keys: list[str] = []
-    for src in sources:
-        task, results = _task_and_results(src.path)
-        default = _model_name(src.path, results)
-        keys += mapping_keys(src.path, default)
-        rows += _rows(
-            src.path,
-            task,
-            results,
-            system=resolve_system(default, src.path, system),
-            metric=metric,
-            filter_name=filter,
-            threshold=threshold,
-            repeats=repeats,
-            ambiguous=ambiguous,
-            check=check,
-        )
-    check_mapping_used(system, keys)
-    kinds = {"n" in row for row in rows}
-    if len(kinds) > 1:
-        raise ValueError("some files hold pass@k values and others 0/1 scores: read them apart")
-    return finish_frame(rows, task_prefix=task_prefix)
 
 
 # ---------------------------------------------------------------------------- files
@@ -218,11 +164,7 @@ def _task_and_results(path: Path) -> tuple[str, dict[str, Any] | None]:
     results_path = path.with_name(f"results_{match['date']}.json")
     if not results_path.is_file():
         return match["task"], None
-    try:
-        with results_path.open("rb") as fh:
-            results = json.load(fh)
-    except json.JSONDecodeError as err:
-        raise LogError(results_path, f"not valid JSON: {err.msg} at line {err.lineno}") from None
+    results = load_json(results_path)
     if not isinstance(results, dict):
         raise LogError(results_path, "not an lm-eval results file (not a JSON object)")
     return match["task"], results
@@ -232,7 +174,7 @@ def _model_name(path: Path, results: Mapping[str, Any] | None) -> str:
     if results:
         if results.get("model_name"):
             return str(results["model_name"])
-        args = (results.get("config") or {}).get("model_args")
+        args = dig(results, "config", "model_args")
         if isinstance(args, str):
             for part in args.split(","):
                 key, _, value = part.partition("=")
@@ -242,30 +184,13 @@ def _model_name(path: Path, results: Mapping[str, Any] | None) -> str:
 
 
 def _read_lines(path: Path) -> list[dict[str, Any]]:
-    lines: list[dict[str, Any]] = []
-    with path.open("r", encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise LogError(
-                    path, f"not valid JSON (truncated?): {err.msg}", f"line {number}"
-                ) from None
-            if not isinstance(obj, dict):
-                raise LogError(path, "the line is not a JSON object", f"line {number}")
-            obj["_line"] = number
-            lines.append(obj)
-    if not lines:
-        raise LogError(path, "empty samples file")
-    return lines
+    return [obj | {"_line": number} for number, obj in read_jsonl(path)]
 
 
 def _metric_keys(line: Mapping[str, Any]) -> list[str]:
     listed = line.get("metrics")
     if isinstance(listed, list):
-        keys = [m for m in listed if m in line]
+        keys = [m for m in listed if isinstance(m, str) and m in line]
         keys += [k for k in line if _PASS_AT.match(str(k)) and k not in keys]
         return keys
     return [
@@ -290,15 +215,10 @@ def _rows(
     path: Path,
     task: str,
     results: Mapping[str, Any] | None,
-    *,
-    system: str,
-    metric: str | None,
-    filter_name: str | None,
-    threshold: float | None,
-    repeats: int | None,
-    ambiguous: str,
-    check: Check,
+    opts: LmEvalOptions,
 ) -> list[dict[str, Any]]:
+    metric, filter_name, threshold = opts.metric, opts.filter, opts.threshold
+    repeats, ambiguous, check = opts.repeats, opts.ambiguous, opts.check
     lines = _read_lines(path)
     has_filter = ["filter" in line for line in lines]
     if any(has_filter) and not all(has_filter):
@@ -317,8 +237,7 @@ def _rows(
         chosen_metric = PASS_AT_K
     else:
         chosen_metric = _pick(path, keys, metric, "metric", "metric")
-    config = ((results or {}).get("configs") or {}).get(task) or {}
-    task_repeats = config.get("repeats")
+    task_repeats = dig(results, "configs", task, "repeats")
     if chosen_metric == PASS_AT_K:
         n = repeats if repeats is not None else task_repeats
         if not isinstance(n, int) or n < 1:
@@ -348,7 +267,6 @@ def _rows(
             )
         seen[doc] = line["_line"]
         base = {
-            "system": system,
             "sample": doc,
             "trial": 0,
             "benchmark": task,
@@ -424,7 +342,7 @@ def _check_results(
     """Compare with the aggregate of the results file (document count, then the mean)."""
     if not results:
         return
-    expected_docs = ((results.get("n-samples") or {}).get(task) or {}).get("effective")
+    expected_docs = dig(results, "n-samples", task, "effective")
     if isinstance(expected_docs, int) and expected_docs != len(rows):
         warnings.warn(
             f"{path}: the samples file holds {len(rows)} documents but the results file "
@@ -436,7 +354,7 @@ def _check_results(
         return
     if metric == PASS_AT_K:
         return
-    aggregate = ((results.get("results") or {}).get(task) or {}).get(f"{metric},{filter_name}")
+    aggregate = dig(results, "results", task, f"{metric},{filter_name}")
     if not isinstance(aggregate, (int, float)) or isinstance(aggregate, bool):
         return
     mean = sum(row["value"] for row in rows) / len(rows)

@@ -11,92 +11,67 @@ resolved id outside it raises (a wrong split or a stale universe).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from evalbayes.data import EvalData
-from evalbayes.io._common import (
-    LogError,
-    SystemOption,
-    as_label,
-    build,
-    check_mapping_used,
-    finish_frame,
-    mapping_keys,
-    resolve_system,
-)
-from evalbayes.io._sources import PathsLike, Source, collect
+from evalbayes.io._common import LogError, as_label
+from evalbayes.io._json import load_json
+from evalbayes.io._protocol import LogOptions, Parsed, Reader, option
+from evalbayes.io._sources import Source
+from evalbayes.io.tables import read_table
 
-__all__ = ["read_swe_bench", "read_universe", "swe_bench_trials"]
+__all__ = ["READER", "SweBenchOptions", "read_universe"]
 
 UniverseLike = str | Path | Iterable[str]
 
 
-def read_swe_bench(
-    paths: PathsLike,
-    *,
-    universe: UniverseLike | None = None,
-    system: SystemOption = None,
-    benchmark: str = "swe-bench",
-    task_prefix: bool | None = None,
-) -> EvalData:
-    """Read SWE-bench ``results.json`` files into :class:`~evalbayes.EvalData`.
-
-    Parameters
-    ----------
-    paths : path, glob, directory, or a list of them
-        ``results.json`` files with a ``resolved`` (experiments repository) or
-        ``resolved_ids`` (harness report) list.
-    universe : path or iterable of str
-        Required. The instance ids that were evaluated (e.g. the 500 ids of SWE-bench
-        Verified): an iterable of ids, or a file -- ``.txt`` (one id per line), ``.json``
-        (a list), or a CSV/Parquet/JSONL table with an ``instance_id`` column.
-    system : str or mapping, optional
-        System names. Default: the directory holding the file, skipping a directory named
-        ``results`` (``evaluation/verified/<system>/results/results.json``).
-    benchmark : str
-        The task coordinate ``benchmark``.
-    task_prefix : bool, optional
-        ``True`` labels tasks ``"<benchmark>/<instance_id>"``.
-
-    Raises
-    ------
-    ValueError
-        No universe, an empty or duplicated universe.
-    LogError
-        A file without a resolved list, a duplicated or non-string id, or a resolved id
-        outside the universe.
+@dataclass(frozen=True)
+class SweBenchOptions(LogOptions):
+    """SWE-bench ``results.json`` files with a ``resolved`` (SWE-bench/experiments) or
+    ``resolved_ids`` (harness report) list, read against the universe of evaluated instance
+    ids: every instance of the universe is one trial, one not listed as resolved is a
+    failure, a resolved id outside the universe raises. The default system is the directory
+    holding the file, skipping one named ``results``.
     """
-    return build(
-        swe_bench_trials(
-            paths, universe=universe, system=system, benchmark=benchmark, task_prefix=task_prefix
+
+    universe: UniverseLike | None = option(
+        None,
+        "required: the evaluated instance ids, as a list or a file (.txt one per line, .json "
+        "a list, or a table with an instance_id column)",
+    )
+    benchmark: str = option("swe-bench", "the task coordinate 'benchmark'")
+
+
+def _parse(src: Source, opts: SweBenchOptions) -> Parsed:
+    if opts.universe is None:
+        raise ValueError(
+            "SWE-bench results list only the resolved instances: pass universe= (the ids of "
+            "the evaluated split, as a list or a file) so that the unresolved ones count as "
+            "failures"
         )
-    )
+    ids = read_universe(opts.universe)
+    doc = src.doc if src.doc is not None else load_json(src.path)
+    resolved = _resolved(src.path, doc, set(ids))
+    folder = src.path.parent
+    default = folder.parent.name if folder.name == "results" else folder.name
+    rows = [
+        {
+            "sample": instance,
+            "trial": 0,
+            "success": int(instance in resolved),
+            "benchmark": opts.benchmark,
+            "file": str(src.path),
+        }
+        for instance in ids
+    ]
+    return Parsed(rows, default)
 
 
-def swe_bench_trials(
-    paths: PathsLike,
-    *,
-    universe: UniverseLike | None = None,
-    system: SystemOption = None,
-    benchmark: str = "swe-bench",
-    task_prefix: bool | None = None,
-) -> pd.DataFrame:
-    """Trial-level frame (one row per system and universe instance); see :func:`read_swe_bench`.
-
-    Columns: ``system, task, trial, success, benchmark, sample, file``.
-    """
-    return _trials(
-        collect(paths, "swe-bench"),
-        universe=universe,
-        system=system,
-        benchmark=benchmark,
-        task_prefix=task_prefix,
-    )
+READER = Reader(name="swe-bench", options=SweBenchOptions, parse=_parse)
 
 
 def read_universe(universe: UniverseLike) -> list[str]:
@@ -107,15 +82,17 @@ def read_universe(universe: UniverseLike) -> list[str]:
             raise FileNotFoundError(f"universe {path}: no such file")
         name = path.name.lower()
         if name.endswith(".txt"):
-            ids = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError as err:
+                raise LogError(path, f"universe: not UTF-8 text ({err.reason})") from None
+            ids = [line.strip() for line in text.splitlines() if line.strip()]
         elif name.endswith(".json"):
-            doc = json.loads(path.read_text())
+            doc = load_json(path)
             if not isinstance(doc, list):
                 raise ValueError(f"universe {path}: expected a JSON list of instance ids")
             ids = [as_label(v, path, f"item {i}", "instance id") for i, v in enumerate(doc)]
         else:
-            from evalbayes.io.tables import read_table
-
             frame = read_table(path)
             if "instance_id" not in frame.columns:
                 raise ValueError(
@@ -130,55 +107,6 @@ def read_universe(universe: UniverseLike) -> list[str]:
     if seen.has_duplicates:
         raise ValueError(f"the universe lists instance {seen[seen.duplicated()][0]!r} twice")
     return ids
-
-
-def _trials(
-    sources: list[Source],
-    *,
-    universe: UniverseLike | None = None,
-    system: SystemOption = None,
-    benchmark: str = "swe-bench",
-    task_prefix: bool | None = None,
-) -> pd.DataFrame:
-    if universe is None:
-        raise ValueError(
-            "SWE-bench results list only the resolved instances: pass universe= (the ids of "
-            "the evaluated split, as a list or a file) so that the unresolved ones count as "
-            "failures"
-        )
-    ids = read_universe(universe)
-    rows: list[dict[str, Any]] = []
-    keys: list[str] = []
-    for src in sources:
-        doc = src.doc if src.doc is not None else _load(src.path)
-        resolved = _resolved(src.path, doc, set(ids))
-        folder = src.path.parent
-        default = folder.parent.name if folder.name == "results" else folder.name
-        keys += mapping_keys(src.path, default)
-        name = resolve_system(default, src.path, system)
-        rows += [
-            {
-                "system": name,
-                "sample": instance,
-                "trial": 0,
-                "success": int(instance in resolved),
-                "benchmark": benchmark,
-                "file": str(src.path),
-            }
-            for instance in ids
-        ]
-    check_mapping_used(system, keys)
-    return finish_frame(rows, task_prefix=task_prefix)
-
-
-def _load(path: Path) -> Any:
-    try:
-        with path.open("rb") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as err:
-        raise LogError(
-            path, f"not valid JSON (truncated?): {err.msg} at line {err.lineno}"
-        ) from None
 
 
 def _resolved(path: Path, doc: Any, universe: set[str]) -> set[str]:

@@ -11,144 +11,68 @@ trial of every run is one trial of its (system, task) cell.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from evalbayes.data import EvalData
 from evalbayes.io._common import (
     Check,
     Errors,
     LogError,
-    SystemOption,
     as_label,
-    build,
-    check_choice,
-    check_mapping_used,
-    finish_frame,
-    mapping_keys,
     report,
-    resolve_system,
 )
-from evalbayes.io._sources import PathsLike, Source, collect
+from evalbayes.io._json import load_json
+from evalbayes.io._protocol import (
+    LogOptions,
+    Parsed,
+    Reader,
+    check_option,
+    errors_option,
+    option,
+)
+from evalbayes.io._sources import Source
 
-__all__ = ["read_terminal_bench", "terminal_bench_trials"]
+__all__ = ["READER", "TerminalBenchOptions"]
 
 _TRIAL = re.compile(r"^(?P<task>.+)\.(?P<k>\d+)-of-(?P<K>\d+)\.(?P<run>.+)$")
 
 
-def read_terminal_bench(
-    paths: PathsLike,
-    *,
-    system: SystemOption = None,
-    errors: Errors = "failure",
-    check: Check = "raise",
-    benchmark: str = "terminal-bench",
-    task_prefix: bool | None = None,
-) -> EvalData:
-    """Read Terminal-Bench ``results.json`` files (runs x trials) into EvalData.
-
-    Parameters
-    ----------
-    paths : path, glob, directory, or a list of them
-        Run-level ``results.json`` files or directories holding them. In a directory the
-        per-trial copies are skipped when a run-level file is present (they repeat its
-        trials); on their own they are read as single trials.
-    system : str or mapping, optional
-        System names. The logs do not name the agent or model, so the default is the
-        directory holding ``results.json`` -- or the directory above it when that directory
-        is the run itself (its name is the run id that ends every ``trial_name``), so the runs
-        of one submission form one system. A string names every file's system; a mapping
-        renames by file path, file name or default name.
-    errors : {"failure", "drop", "raise"}
-        Trials with ``is_resolved`` null (agent error, timeout, parse error). ``"failure"``
-        (default) counts them as unresolved, as the harness does
-        (``n_resolved + n_unresolved`` = all trials); ``"drop"`` leaves them out of ``n``;
-        ``"raise"`` refuses them.
-    check : {"raise", "warn", "off"}
-        The run's ``n_resolved`` must equal the number of trials with ``is_resolved`` true
-        and ``n_resolved + n_unresolved`` the number of trials.
-    benchmark : str
-        The task coordinate ``benchmark`` (the files do not name the dataset).
-    task_prefix : bool, optional
-        ``True`` labels tasks ``"<benchmark>/<task_id>"``.
+@dataclass(frozen=True)
+class TerminalBenchOptions(LogOptions):
+    """Terminal-Bench ``results.json`` files (runs x trials): every trial of every run is one
+    trial of its (system, task) cell. The default system is the directory holding
+    ``results.json``, or the one above it when that directory is the run itself (its name is
+    the run id ending every ``trial_name``). In a directory, per-trial copies are skipped
+    when a run-level file is present; on their own they are read as single trials.
     """
-    return build(
-        terminal_bench_trials(
-            paths,
-            system=system,
-            errors=errors,
-            check=check,
-            benchmark=benchmark,
-            task_prefix=task_prefix,
-        )
+
+    errors: Errors = errors_option(
+        "trials with is_resolved null (agent error, timeout; the harness counts them as unresolved)"
+    )
+    check: Check = check_option("the run's n_resolved and n_unresolved agree with its trials")
+    benchmark: str = option(
+        "terminal-bench", "the task coordinate 'benchmark' (the files do not name the dataset)"
     )
 
 
-def terminal_bench_trials(
-    paths: PathsLike,
-    *,
-    system: SystemOption = None,
-    errors: Errors = "failure",
-    check: Check = "raise",
-    benchmark: str = "terminal-bench",
-    task_prefix: bool | None = None,
-) -> pd.DataFrame:
-    """Trial-level frame of Terminal-Bench results (options as in :func:`read_terminal_bench`).
-
-    Columns: ``system, task, trial`` (the ``trial_name``), ``success, benchmark, sample, file,
-    run, attempt, is_resolved`` (True/False/None as logged), ``failure_mode``.
-    """
-    return _trials(
-        collect(paths, "terminal-bench"),
-        system=system,
-        errors=errors,
-        check=check,
-        benchmark=benchmark,
-        task_prefix=task_prefix,
-    )
+def _parse(src: Source, opts: TerminalBenchOptions) -> Parsed:
+    doc = src.doc if src.doc is not None else load_json(src.path)
+    trials, run_level = _trial_list(src.path, doc)
+    rows = _rows(src.path, trials, opts.benchmark, opts.errors)
+    if run_level:
+        _check_run(src.path, doc, trials, opts.check)
+    return Parsed(rows, _default_system(src.path, trials))
 
 
-def _trials(
-    sources: list[Source],
-    *,
-    system: SystemOption = None,
-    errors: Errors = "failure",
-    check: Check = "raise",
-    benchmark: str = "terminal-bench",
-    task_prefix: bool | None = None,
-) -> pd.DataFrame:
-    check_choice("errors", errors, ("failure", "drop", "raise"))
-    check_choice("check", check, ("raise", "warn", "off"))
-    rows: list[dict[str, Any]] = []
-    keys: list[str] = []
-    for src in sources:
-        doc = src.doc if src.doc is not None else _load(src.path)
-        trials, run_level = _trial_list(src.path, doc)
-        default = _default_system(src.path, trials)
-        keys += mapping_keys(src.path, default)
-        name = resolve_system(default, src.path, system)
-        rows += _rows(src.path, trials, name, benchmark, errors)
-        if run_level:
-            _check_run(src.path, doc, trials, check)
-    check_mapping_used(system, keys)
-    if not rows:
-        raise ValueError("the results hold no trials (all dropped by errors='drop'?)")
-    return finish_frame(rows, task_prefix=task_prefix)
-
-
-def _load(path: Path) -> Any:
-    try:
-        with path.open("rb") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as err:
-        raise LogError(
-            path, f"not valid JSON (truncated?): {err.msg} at line {err.lineno}"
-        ) from None
+READER = Reader(
+    name="terminal-bench",
+    options=TerminalBenchOptions,
+    parse=_parse,
+    empty="the results hold no trials (all dropped by errors='drop'?)",
+)
 
 
 def _trial_list(path: Path, doc: Any) -> tuple[list[Any], bool]:
@@ -180,9 +104,7 @@ def _default_system(path: Path, trials: list[Any]) -> str:
     return folder.name
 
 
-def _rows(
-    path: Path, trials: list[Any], system: str, benchmark: str, errors: Errors
-) -> list[dict[str, Any]]:
+def _rows(path: Path, trials: list[Any], benchmark: str, errors: Errors) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for i, trial in enumerate(trials):
         where = f"trial {i}"
@@ -214,7 +136,6 @@ def _rows(
         match = _TRIAL.match(name)
         rows.append(
             {
-                "system": system,
                 "sample": task,
                 "trial": name,
                 "success": success,
