@@ -139,3 +139,17 @@ def test_width_target():
                estimands=("population",), n_sim=200)
     a = res.table.set_index("tasks")["assurance"]
     assert a[10] == 0.0 and a[200] == 1.0
+
+
+def test_plot_assurance():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from evalbayes.plots.assurance import plot_assurance
+
+    pop = Population(0.5, 0.6, 0.3, 0.3, correlation=0.5)
+    res = plan(pop, tasks=(5, 20), trials=(1, 8), n_sim=50)
+    ax = plot_assurance(res, "tasks")
+    assert len(ax.lines) >= 2 and "tasks" in ax.get_title()
+    with pytest.raises(ValueError, match="estimand"):
+        plot_assurance(res, "nope")
