@@ -47,7 +47,7 @@ def validate_fast_posterior(n_data: int) -> None:
         for rep in range(n_data):
             params = pop.parameters(rng, 1)
             pa, pb = pop.sample_rates(rng, params, n_tasks, paired=False)
-            ca, cb = rng.binomial(trials, pa), rng.binomial(trials, pb)
+            ca, cb = rng.binomial(trials, pa[0]), rng.binomial(trials, pb[0])
             data = EvalData.from_arrays(np.full((2, n_tasks), trials), np.vstack([ca, cb]),
                                         systems=["A", "B"])
             row = {"tasks": n_tasks, "trials": trials, "rep": rep}
@@ -93,7 +93,7 @@ def assurance_calibration(reps: int) -> None:
         truth = Population(mean_a, mean_a + rng.uniform(0.03, 0.15), rng.uniform(0.1, 0.5),
                            rng.uniform(0.1, 0.5), correlation=0.7)
         params = truth.parameters(rng, 1)
-        pa, pb = truth.sample_rates(rng, params, 10)
+        pa, pb = (x[0] for x in truth.sample_rates(rng, params, 10))
         pilot = EvalData.from_arrays(np.full((2, 10), 16),
                                      np.vstack([rng.binomial(16, pa), rng.binomial(16, pb)]),
                                      systems=["A", "B"])
@@ -103,7 +103,7 @@ def assurance_calibration(reps: int) -> None:
         if need is None:
             continue
         # the real evaluation at the chosen design, from the true population
-        pa, pb = truth.sample_rates(rng, params, need)
+        pa, pb = (x[0] for x in truth.sample_rates(rng, params, need))
         ca, cb = rng.binomial(4, pa), rng.binomial(4, pb)
         loc, scale, df = fast_population_posterior(ca[None], cb[None], 4, paired=True)
         rows.append({"predicted": float(res.table.set_index("tasks").loc[need, "assurance"]),
@@ -124,7 +124,8 @@ def assurance_calibration(reps: int) -> None:
 
 if __name__ == "__main__":
     t0 = time.time()
-    tinyagent_plan()
+    if "--skip-tinyagent" not in sys.argv:
+        tinyagent_plan()
     validate_fast_posterior(2 if QUICK else 5)
     assurance_calibration(40 if QUICK else 200)
     print(f"\n(wall time {time.time() - t0:.0f} s)")
