@@ -18,3 +18,4 @@ __all__ = [
     "plot_superiority_matrix",
 ]
 from evalbayes.plots.items import plot_item_curves, plot_item_difficulty, plot_wright_map  # noqa: F401
+from evalbayes.plots.assurance import plot_assurance  # noqa: F401

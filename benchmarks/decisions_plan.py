@@ -1,0 +1,131 @@
+"""Planner benchmarks: TinyAgent plan, fast posterior vs full fits, assurance calibration.
+
+Run: PYTHONPATH=src nice -n 10 python benchmarks/decisions_plan.py [--quick]
+Prints Markdown tables (copied into benchmarks/decisions.md).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from evalbayes.data import EvalData
+from evalbayes.datasets import load
+from evalbayes.decisions.plan import (
+    Population,
+    fast_population_posterior,
+    fast_tasks_posterior,
+    plan,
+    prob_superior,
+)
+
+QUICK = "--quick" in sys.argv
+
+
+def tinyagent_plan() -> None:
+    data = load("tinyagent", experiment="sec17.7")
+    grid = (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 30, 40, 50, 80, 120)
+    for paired in (True, False):
+        res = plan(data, "GRPO 20", "GRPO 80", tasks=grid, trials=(1, 4, 16, 64),
+                   paired=paired, n_sim=400 if QUICK else 2000, seed=0)
+        print(f"\n### TinyAgent sec17.7, GRPO 80 vs GRPO 20, {'paired' if paired else 'unpaired'}")
+        print(res.summary())
+
+
+def validate_fast_posterior(n_data: int) -> None:
+    """P(B > A) of the fast approximation vs full fits on simulated data sets."""
+    from evalbayes.comparison import compare
+    from evalbayes.models.beta_binomial import BetaBinomialModel
+
+    pop = Population(0.55, 0.65, 0.3, 0.3, correlation=0.0)
+    rows = []
+    rng = np.random.default_rng(0)
+    for n_tasks, trials in ((5, 1), (10, 4), (20, 16), (40, 2)):
+        for rep in range(n_data):
+            params = pop.parameters(rng, 1)
+            pa, pb = pop.sample_rates(rng, params, n_tasks, paired=False)
+            ca, cb = rng.binomial(trials, pa[0]), rng.binomial(trials, pb[0])
+            data = EvalData.from_arrays(np.full((2, n_tasks), trials), np.vstack([ca, cb]),
+                                        systems=["A", "B"])
+            row = {"tasks": n_tasks, "trials": trials, "rep": rep}
+            loc, sd = fast_tasks_posterior(ca, cb, trials, pooling="none")
+            row["fast_tasks_none"] = float(prob_superior(loc, sd))
+            loc, sd = fast_tasks_posterior(ca, cb, trials, pooling="partial")
+            row["fast_tasks_partial"] = float(prob_superior(loc, sd))
+            loc, scale, df = fast_population_posterior(ca, cb, trials, paired=False)
+            row["fast_population"] = float(prob_superior(loc, scale, df))
+            none = BetaBinomialModel(pooling="none").fit(data, draws=2000, chains=2, seed=rep)
+            row["full_tasks_none"] = float(compare(none, k=1).matrix(1).loc["B", "A"])
+            part = BetaBinomialModel().fit(data, draws=500, tune=500, chains=2, seed=rep,
+                                           progressbar=False)
+            row["full_tasks_partial"] = float(compare(part, k=1).matrix(1).loc["B", "A"])
+            row["full_population"] = float(
+                compare(part, k=1, estimand="population").matrix(1).loc["B", "A"])
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    out = []
+    for (n_tasks, trials), g in frame.groupby(["tasks", "trials"]):
+        out.append({
+            "tasks": n_tasks, "trials": trials, "data sets": len(g),
+            "tasks/none: max |fast - full|":
+                np.abs(g.fast_tasks_none - g.full_tasks_none).max(),
+            "tasks/partial: mean |fast - full|":
+                np.abs(g.fast_tasks_partial - g.full_tasks_partial).mean(),
+            "population: mean |fast - full|":
+                np.abs(g.fast_population - g.full_population).mean(),
+            "population: max |fast - full|":
+                np.abs(g.fast_population - g.full_population).max(),
+        })
+    print("\n### Fast posterior P(B > A) vs full fits (unpaired, Beta-Binomial)")
+    print(pd.DataFrame(out).to_string(index=False, float_format="{:.3f}".format))
+
+
+def assurance_calibration(reps: int) -> None:
+    """Plan from a pilot, run the chosen design on the true population: decisive rate."""
+    rng = np.random.default_rng(1)
+    grid = (4, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100)
+    rows = []
+    for rep in range(reps):
+        mean_a = rng.uniform(0.4, 0.6)
+        truth = Population(mean_a, mean_a + rng.uniform(0.03, 0.15), rng.uniform(0.1, 0.5),
+                           rng.uniform(0.1, 0.5), correlation=0.7)
+        params = truth.parameters(rng, 1)
+        pa, pb = (x[0] for x in truth.sample_rates(rng, params, 10))
+        pilot = EvalData.from_arrays(np.full((2, 10), 16),
+                                     np.vstack([rng.binomial(16, pa), rng.binomial(16, pb)]),
+                                     systems=["A", "B"])
+        res = plan(pilot, "A", "B", tasks=grid, trials=(4,), estimands=("population",),
+                   n_sim=200, seed=rep)
+        need = res.tasks_needed("population", 4, 0.8)
+        if need is None:
+            continue
+        # the real evaluation at the chosen design, from the true population
+        pa, pb = (x[0] for x in truth.sample_rates(rng, params, need))
+        ca, cb = rng.binomial(4, pa), rng.binomial(4, pb)
+        loc, scale, df = fast_population_posterior(ca[None], cb[None], 4, paired=True)
+        rows.append({"predicted": float(res.table.set_index("tasks").loc[need, "assurance"]),
+                     "decisive": float(prob_superior(loc, scale, df)[0] > 0.95),
+                     "tasks": need, "pilot_effect": res.population.effect,
+                     "true_effect": truth.effect})
+    frame = pd.DataFrame(rows)
+    se = np.sqrt(frame.decisive.mean() * (1 - frame.decisive.mean()) / len(frame))
+    print("\n### Assurance calibration (pilot of 10 tasks x 16 trials, plug-in population)")
+    print(f"designs chosen for >= 80% predicted assurance: {len(frame)} of {reps}; mean "
+          f"predicted {frame.predicted.mean():.3f}; realised decisive rate "
+          f"{frame.decisive.mean():.3f} (s.e. {se:.3f}); median tasks {frame.tasks.median():.0f}")
+    over = frame.pilot_effect > frame.true_effect
+    print(f"pilot overestimated the effect in {over.mean():.0%}: realised "
+          f"{frame.decisive[over].mean():.3f} there, {frame.decisive[~over].mean():.3f} "
+          "elsewhere")
+
+
+if __name__ == "__main__":
+    t0 = time.time()
+    if "--skip-tinyagent" not in sys.argv:
+        tinyagent_plan()
+    validate_fast_posterior(2 if QUICK else 5)
+    assurance_calibration(40 if QUICK else 200)
+    print(f"\n(wall time {time.time() - t0:.0f} s)")

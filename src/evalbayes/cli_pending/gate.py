@@ -1,0 +1,98 @@
+"""``evalbayes gate``: posterior ship / hold gate for CI, beside the frequentist gate.
+
+Exit codes: 0 ship, 1 hold or don't ship, 2 bad input (raised as ValueError /
+FileNotFoundError and turned into exit 2 by ``main``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ._decisions_io import add_data_arguments, add_output_arguments, emit, read_data
+
+HELP = "ship or hold B against A from the posterior (exit 0 ship, 1 hold, 2 bad input)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_data_arguments(parser, required=False)
+    parser.add_argument("--baseline", required=True, help="system A (the current release)")
+    parser.add_argument("--candidate", required=True, help="system B (the one to ship)")
+    parser.add_argument("--fit", help="saved fit to gate on (default: exact conjugate "
+                                      "per-task Beta posteriors of DATA, estimand tasks)")
+    parser.add_argument("--estimand", choices=("tasks", "population"), default="tasks")
+    parser.add_argument("--metric", choices=("pass@k", "pass^k"), default="pass@k")
+    parser.add_argument("-k", type=int, default=1, help="attempts (default 1)")
+    parser.add_argument("--mode", choices=("non-inferiority", "superiority"),
+                        default="non-inferiority")
+    parser.add_argument("--margin", type=float, default=0.0,
+                        help="tolerated shortfall / least improvement (default 0)")
+    parser.add_argument("--threshold", type=float, default=0.95,
+                        help="posterior probability needed (default 0.95)")
+    parser.add_argument("--max-loss", type=float, default=0.005,
+                        help="largest tolerated expected loss (default 0.005)")
+    parser.add_argument("--lambda", dest="lam", type=float, default=2.0,
+                        help="frequentist gate: cost of a loss in wins (default 2)")
+    parser.add_argument("--gate-alpha", type=float, default=0.05)
+    parser.add_argument("--tau", type=float, default=0.10)
+    parser.add_argument("--draws", type=int, default=4000,
+                        help="posterior draws of the conjugate fit (default 4000)")
+    parser.add_argument("--seed", "--random-seed", type=int, default=0)
+    add_output_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalbayes.decisions.gate import counts_gate, posterior_gate
+    from evalbayes.frequentist import gate_counts, ship_gate
+
+    if args.fit:
+        from evalbayes.results import load
+
+        fit = load(args.fit)
+        data = fit.data
+    else:
+        if not args.data:
+            raise ValueError("give DATA (or --fit FIT)")
+        if args.estimand == "population":
+            raise ValueError("--estimand population needs --fit (a model of the task "
+                             "population, e.g. beta-binomial partial pooling)")
+        from evalbayes.models.beta_binomial import BetaBinomialModel
+
+        data = read_data(args)
+        data = data.subset(systems=[args.baseline, args.candidate])
+        fit = BetaBinomialModel(pooling="none").fit(
+            data, draws=max(args.draws // 2, 1), chains=2, seed=args.seed)
+    res = posterior_gate(
+        fit, args.candidate, args.baseline, metric=args.metric, k=args.k,
+        estimand=args.estimand, mode=args.mode, margin=args.margin,
+        threshold=args.threshold, max_loss=args.max_loss,
+    )  # fmt: skip
+    paired = data.paired(args.baseline, args.candidate)
+    counts = gate_counts(paired.n_a, paired.c_a, paired.n_b, paired.c_b)
+    freq = ship_gate(counts.wins, counts.losses, counts.solved, lam=args.lam,
+                     alpha=args.gate_alpha, tau=args.tau)
+    bayes_counts = counts_gate(counts.wins, counts.losses, counts.solved, lam=args.lam,
+                               threshold=1 - args.gate_alpha, tau=args.tau)
+    lines = [
+        res.headline,
+        f"  {res.info['metric']} k={res.info['k']}, estimand {res.info['estimand']}, "
+        f"{res.mode}, margin {res.margin:g}: B - A = {res.diff_mean:+.4f} "
+        f"[{res.diff_lower:+.4f}, {res.diff_upper:+.4f}] ({res.ci_prob:.0%}), "
+        f"P = {res.p_ship:.4f} (MC s.e. {res.p_ship_se:.4f}), expected loss "
+        f"{res.expected_loss:.4f}",
+        f"  fit: {res.info['label']}",
+        f"frequentist gate (seed 001, lambda {args.lam:g}, alpha {args.gate_alpha:g}, tau "
+        f"{args.tau:g}): {freq.headline}",
+        f"Bayesian counts gate: {bayes_counts.decision} (P(net gain > 0) = "
+        f"{bayes_counts.p_net_gain:.3f}, P(breakage <= tau) = {bayes_counts.p_breakage_ok:.3f})",
+    ]
+    record = res.to_dict()
+    record["frequentist_gate"] = {"decision": freq.decision, "headline": freq.headline,
+                                  "wins": freq.wins, "losses": freq.losses,
+                                  "solved": freq.solved, "p_value": freq.p_value}
+    record["counts_gate"] = {"decision": bayes_counts.decision,
+                             "p_net_gain": bayes_counts.p_net_gain,
+                             "p_breakage_ok": bayes_counts.p_breakage_ok}
+    import pandas as pd
+
+    emit(args, "\n".join(lines), pd.DataFrame([res.to_dict()]), record)
+    return res.exit_code

@@ -1,0 +1,76 @@
+"""Shared helpers of the decision modules: validators and draws of a difference."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalbayes.comparison import Comparison
+    from evalbayes.results import Posterior
+
+
+def check_prob(value: Any, name: str, *, open_low: bool = True) -> float:
+    """A probability in (0, 1) (or [0, 1) with ``open_low=False``)."""
+    out = float(value)
+    low_ok = out > 0.0 if open_low else out >= 0.0
+    if not (np.isfinite(out) and low_ok and out < 1.0):
+        raise ValueError(f"{name} must lie in {'(' if open_low else '['}0, 1), got {value!r}")
+    return out
+
+
+def check_nonneg(value: Any, name: str) -> float:
+    out = float(value)
+    if not np.isfinite(out) or out < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return out
+
+
+def check_int(value: Any, name: str, low: int = 1) -> int:
+    if isinstance(value, bool) or int(value) != value or int(value) < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def difference_draws(
+    source: Posterior | Comparison,
+    candidate: str,
+    baseline: str,
+    *,
+    metric: str = "pass@k",
+    k: Any = 1,
+    estimand: str = "tasks",
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Flat draws of ``f_candidate - f_baseline`` from a Posterior or a Comparison.
+
+    Returns the draws and a description (metric, k, estimand, label, approximate).
+    """
+    from evalbayes.comparison import Comparison, compare
+
+    if not isinstance(source, Comparison):
+        source = compare(
+            source, metric=metric, k=k, estimand=estimand, systems=[baseline, candidate]
+        )
+    for role, name in (("candidate", candidate), ("baseline", baseline)):
+        if name not in source.systems:
+            raise ValueError(f"unknown {role} {name!r}; systems: {source.systems}")
+    if candidate == baseline:
+        raise ValueError(f"candidate and baseline are both {candidate!r}")
+    ks = [float(v) for v in source.draws["k"].values]
+    if len(ks) == 1:
+        kk = ks[0]
+    elif np.ndim(k) == 0 and float(k) in ks:
+        kk = float(k)
+    else:
+        raise ValueError(f"k={k!r} is not one of the compared k {source.k}")
+    draws = source.draws.sel(k=kk)
+    diff = (draws.sel(system=candidate) - draws.sel(system=baseline)).values.ravel()
+    info = {
+        "metric": source.metric,
+        "k": int(kk) if float(kk).is_integer() else float(kk),
+        "estimand": source.estimand,
+        "label": source.label,
+        "approximate": source.approximate,
+    }
+    return diff, info
