@@ -54,7 +54,7 @@ def test_bad_input_exits_2_and_names_the_rule(capsys, tmp_path):
     pd.DataFrame({"system": ["A"], "task": ["t"], "n": [2], "c": [3]}).to_csv(bad, index=False)
     code, _, err = run(["crosscheck", str(bad)], capsys)
     assert code == 2
-    assert "c=3 > n=2" in err and "row 0" in err
+    assert "c=3 > n=2" in err and "line 2" in err
     code, _, err = run(["crosscheck", "dataset:nope"], capsys)
     assert code == 2 and "unknown dataset" in err
     code, _, err = run(["crosscheck", "dataset:tinyagent", "--format", "xml"], capsys)

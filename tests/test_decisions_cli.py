@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from evalbayes.cli_pending import gate as gate_cmd
-from evalbayes.cli_pending import plan as plan_cmd
+from evalbayes.cli import gate as gate_cmd
+from evalbayes.cli import plan as plan_cmd
 
 
 def parse(module, argv):

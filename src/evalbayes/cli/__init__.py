@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "datasets": ("evalbayes.cli.datasets",
                  "list the bundled datasets with provenance and licence"),
     "report": ("evalbayes.cli.report", "self-contained HTML (or Markdown) report"),
+    "plan": ("evalbayes.cli.plan",
+             "tasks x trials needed: Bayesian assurance beside power / MDE"),
+    "gate": ("evalbayes.cli.gate",
+             "ship or hold B against A (exit 0 ship, 1 hold, 2 bad input)"),
     "demo": ("evalbayes.cli.demo", "the main job on bundled TinyAgent counts"),
 }  # fmt: skip
 

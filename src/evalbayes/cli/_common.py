@@ -68,10 +68,11 @@ def _int(text: str) -> int:
 
 
 # --------------------------------------------------------------------------- argument groups
-def add_data_args(parser: argparse.ArgumentParser, name: str = "data") -> None:
+def add_data_args(parser: argparse.ArgumentParser, name: str = "data", optional: bool = False
+                  ) -> None:
     """DATA, --input-format, --where and the readers' options (--system, --threshold ...)."""
     parser.add_argument(
-        name, nargs="+", metavar=name.upper(),
+        name, nargs="*" if optional else "+", metavar=name.upper(),
         help="counts/trials table, harness log(s), directory or glob, or dataset:NAME "
         "(bundled, see `evalbayes datasets`)",
     )  # fmt: skip

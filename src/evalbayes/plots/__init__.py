@@ -6,16 +6,20 @@ returns the :class:`matplotlib.axes.Axes` it drew on. Pass ``ax=`` to draw into 
 figure. Titles name the metric and the estimand, and say APPROXIMATE for variational fits.
 """
 
+from evalbayes.plots.assurance import plot_assurance
 from evalbayes.plots.comparison import plot_comparison, plot_superiority_matrix
 from evalbayes.plots.curves import plot_pass_at_k, plot_pass_hat_k
+from evalbayes.plots.items import plot_item_curves, plot_item_difficulty, plot_wright_map
 from evalbayes.plots.ppc import plot_ppc
 
 __all__ = [
+    "plot_assurance",
     "plot_comparison",
+    "plot_item_curves",
+    "plot_item_difficulty",
     "plot_pass_at_k",
     "plot_pass_hat_k",
     "plot_ppc",
     "plot_superiority_matrix",
+    "plot_wright_map",
 ]
-from evalbayes.plots.items import plot_item_curves, plot_item_difficulty, plot_wright_map  # noqa: F401
-from evalbayes.plots.assurance import plot_assurance  # noqa: F401

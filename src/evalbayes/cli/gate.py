@@ -8,26 +8,33 @@ from __future__ import annotations
 
 import argparse
 
-from ._decisions_io import add_data_arguments, add_output_arguments, emit, read_data
-
-HELP = "ship or hold B against A from the posterior (exit 0 ship, 1 hold, 2 bad input)"
+from evalbayes.cli._common import (
+    add_data_args,
+    add_format_arg,
+    add_seed_arg,
+    output_format,
+    read_data,
+)
+from evalbayes.cli._output import load_fit
+from evalbayes.cli.plan import _write
+from evalbayes.names import ESTIMANDS, METRICS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_data_arguments(parser, required=False)
+    add_data_args(parser, optional=True)
     parser.add_argument("--baseline", required=True, help="system A (the current release)")
     parser.add_argument("--candidate", required=True, help="system B (the one to ship)")
     parser.add_argument("--fit", help="saved fit to gate on (default: exact conjugate "
                                       "per-task Beta posteriors of DATA, estimand tasks)")
-    parser.add_argument("--estimand", choices=("tasks", "population"), default="tasks")
-    parser.add_argument("--metric", choices=("pass@k", "pass^k"), default="pass@k")
+    parser.add_argument("--estimand", choices=ESTIMANDS, default="tasks")
+    parser.add_argument("--metric", choices=METRICS, default="pass@k")
     parser.add_argument("-k", type=int, default=1, help="attempts (default 1)")
     parser.add_argument("--mode", choices=("non-inferiority", "superiority"),
                         default="non-inferiority")
     parser.add_argument("--margin", type=float, default=0.0,
                         help="tolerated shortfall / least improvement (default 0)")
-    parser.add_argument("--threshold", type=float, default=0.95,
-                        help="posterior probability needed (default 0.95)")
+    parser.add_argument("--ship-prob", type=float, default=0.95, metavar="PROB",
+                        help="posterior probability needed to ship (default 0.95)")
     parser.add_argument("--max-loss", type=float, default=0.005,
                         help="largest tolerated expected loss (default 0.005)")
     parser.add_argument("--lambda", dest="lam", type=float, default=2.0,
@@ -36,18 +43,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tau", type=float, default=0.10)
     parser.add_argument("--draws", type=int, default=4000,
                         help="posterior draws of the conjugate fit (default 4000)")
-    parser.add_argument("--seed", "--random-seed", type=int, default=0)
-    add_output_arguments(parser)
+    add_seed_arg(parser, 0)
+    add_format_arg(parser, reads_data=True)
 
 
 def run(args: argparse.Namespace) -> int:
     from evalbayes.decisions.gate import counts_gate, posterior_gate
     from evalbayes.frequentist import gate_counts, ship_gate
 
-    if args.fit:
-        from evalbayes.results import load
+    output = output_format(args)
 
-        fit = load(args.fit)
+    if args.fit:
+        fit = load_fit(args.fit)
         data = fit.data
     else:
         if not args.data:
@@ -64,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     res = posterior_gate(
         fit, args.candidate, args.baseline, metric=args.metric, k=args.k,
         estimand=args.estimand, mode=args.mode, margin=args.margin,
-        threshold=args.threshold, max_loss=args.max_loss,
+        threshold=args.ship_prob, max_loss=args.max_loss,
     )  # fmt: skip
     paired = data.paired(args.baseline, args.candidate)
     counts = gate_counts(paired.n_a, paired.c_a, paired.n_b, paired.c_b)
@@ -80,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         f"P = {res.p_ship:.4f} (MC s.e. {res.p_ship_se:.4f}), expected loss "
         f"{res.expected_loss:.4f}",
         f"  fit: {res.info['label']}",
-        f"frequentist gate (seed 001, lambda {args.lam:g}, alpha {args.gate_alpha:g}, tau "
+        f"frequentist gate (sign test, lambda {args.lam:g}, alpha {args.gate_alpha:g}, tau "
         f"{args.tau:g}): {freq.headline}",
         f"Bayesian counts gate: {bayes_counts.decision} (P(net gain > 0) = "
         f"{bayes_counts.p_net_gain:.3f}, P(breakage <= tau) = {bayes_counts.p_breakage_ok:.3f})",
@@ -94,5 +101,5 @@ def run(args: argparse.Namespace) -> int:
                              "p_breakage_ok": bayes_counts.p_breakage_ok}
     import pandas as pd
 
-    emit(args, "\n".join(lines), pd.DataFrame([res.to_dict()]), record)
+    _write(output, args.output, "\n".join(lines), pd.DataFrame([res.to_dict()]), record)
     return res.exit_code

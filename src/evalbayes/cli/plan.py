@@ -6,14 +6,22 @@ Exit 0 on success; bad input raises ValueError (exit 2 in ``main``).
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
 
-from ._decisions_io import add_data_arguments, add_output_arguments, emit, read_data
-
-HELP = "tasks x trials needed: Bayesian assurance beside power / MDE"
+from evalbayes.cli._common import (
+    add_data_args,
+    add_format_arg,
+    add_seed_arg,
+    output_format,
+    read_data,
+)
+from evalbayes.cli._output import emit, load_fit, write_text
+from evalbayes.names import ESTIMANDS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_data_arguments(parser, required=False)
+    add_data_args(parser, optional=True)
     parser.add_argument("--baseline", help="system A (pilot data)")
     parser.add_argument("--candidate", help="system B (pilot data)")
     parser.add_argument("--population", nargs=4, type=float,
@@ -25,32 +33,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                       "draws are the design prior")
     parser.add_argument("--tasks", nargs="+", type=int, default=[5, 10, 20, 50, 100])
     parser.add_argument("--trials", nargs="+", type=int, default=[1, 4, 16])
-    parser.add_argument("--estimand", nargs="+", choices=("tasks", "population"),
-                        default=["tasks", "population"])
+    parser.add_argument("--estimand", nargs="+", choices=ESTIMANDS, default=list(ESTIMANDS))
     parser.add_argument("--unpaired", action="store_true",
                         help="each system on its own tasks (default: paired)")
-    parser.add_argument("--threshold", type=float, default=0.95,
-                        help="decisive: P(B > A) > THRESHOLD (default 0.95)")
+    parser.add_argument("--decisive-prob", type=float, default=0.95, metavar="PROB",
+                        help="decisive: P(B > A) > PROB (default 0.95)")
     parser.add_argument("--width", type=float,
-                        help="decisive instead: the THRESHOLD interval is narrower than WIDTH")
+                        help="decisive instead: the PROB interval is narrower than WIDTH")
     parser.add_argument("--assurance", type=float, default=0.8,
                         help="report the tasks needed for this assurance (default 0.8)")
     parser.add_argument("--sims", type=int, default=400, help="simulations per design")
-    parser.add_argument("--seed", "--random-seed", type=int, default=0)
-    add_output_arguments(parser)
+    add_seed_arg(parser, 0)
+    add_format_arg(parser, reads_data=True)
 
 
 def run(args: argparse.Namespace) -> int:
     from evalbayes.decisions.plan import Population, plan
+
+    output = output_format(args)
 
     if args.population is not None:
         if args.data or args.fit:
             raise ValueError("give either --population or pilot data / --fit, not both")
         source = Population(*args.population, correlation=args.correlation)
     elif args.fit:
-        from evalbayes.results import load
-
-        source = load(args.fit)
+        source = load_fit(args.fit)
     elif args.data:
         source = read_data(args)
     else:
@@ -59,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("name --baseline and --candidate")
     result = plan(
         source, args.baseline, args.candidate, tasks=args.tasks, trials=args.trials,
-        estimands=args.estimand, paired=not args.unpaired, threshold=args.threshold,
+        estimands=args.estimand, paired=not args.unpaired, threshold=args.decisive_prob,
         target="width" if args.width else "superiority", width=args.width,
         n_sim=args.sims, seed=args.seed,
     )  # fmt: skip
@@ -73,5 +80,15 @@ def run(args: argparse.Namespace) -> int:
         ],
         "table": result.table.to_dict(orient="records"),
     }
-    emit(args, result.summary(args.assurance), result.table, record)
+    _write(output, args.output, result.summary(args.assurance), result.table, record)
     return 0
+
+
+def _write(output: str, path: str | None, text: str, table: Any, record: dict[str, Any]) -> None:
+    """The readable summary, the table as CSV, or the whole record as JSON."""
+    if output == "json":
+        write_text(json.dumps(record, indent=2, default=str) + "\n", path)
+    elif output == "csv":
+        emit(table, "csv", path)
+    else:
+        write_text(text + "\n", path)
