@@ -326,7 +326,7 @@ def grid_posterior(
         ld = logp(x, y)
         cur = _moments(x, y, ld)
         sds = cur[2:4]
-        gap = max(np.max(np.abs(cur[:2] - prev[:2]) / sds), np.max(np.abs(cur[2:4] - prev[2:4]) / sds))
+        gap = float(np.max(np.abs(cur[:4] - prev[:4]) / np.tile(sds, 2)))
         prev = cur
         if gap < tol:
             break
