@@ -77,6 +77,7 @@ def synthetic(
     posterior = xr.Dataset(
         {
             "mu": (dims, mu_draws),
+            "mu_logit": (dims, np.log(mu_draws / (1 - mu_draws))),
             "kappa": (dims, np.exp(log_kappa)),
             "log_kappa": (dims, log_kappa),
         },
