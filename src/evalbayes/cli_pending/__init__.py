@@ -1,0 +1,1 @@
+"""CLI command modules waiting to be moved into ``evalbayes/cli/`` by the integrator."""
