@@ -176,7 +176,7 @@ def plot_superiority_matrix(
     ax.set_yticks(ticks)
     ax.set_yticklabels([table.index[i] for i in ticks], fontsize=size)
     ordered = " (ordered by posterior mean)" if order == "mean" else ""
-    thinned = f"; every {step}th label" if step > 1 else ""
+    thinned = f"; one label in {step}" if step > 1 else ""
     ax.set_xlabel(f"baseline A{ordered}{thinned}")
     ax.set_ylabel("system B")
     ax.figure.colorbar(image, ax=ax, label="P(B > A)", shrink=0.8)
