@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from evalbayes.curves_fast import tasks_curve_fast
 from evalbayes.data import EvalData
 from evalbayes.metrics import prob_curve
 from evalbayes.models.beta_binomial import BetaBinomialModel
@@ -76,6 +77,7 @@ def synthetic(
     posterior = xr.Dataset(
         {
             "mu": (dims, mu_draws),
+            "mu_logit": (dims, np.log(mu_draws / (1 - mu_draws))),
             "kappa": (dims, np.exp(log_kappa)),
             "log_kappa": (dims, log_kappa),
         },
@@ -102,6 +104,14 @@ def explicit_p(
     return out
 
 
+def fast_tasks(posterior: xr.Dataset, data: EvalData, k: np.ndarray, seed: int) -> np.ndarray:
+    """``evalbayes.curves_fast.tasks_curve_fast`` (normal approximation on unskewed cells)."""
+    mu = posterior["mu"].values
+    kappa = posterior["kappa"].values
+    return tasks_curve_fast(mu * kappa, (1 - mu) * kappa, data.n.values, data.c.values, k,
+                            "pass@k", seed)
+
+
 def measure(func: Callable[[], Any]) -> tuple[float, float, Any]:
     """Seconds and peak traced memory (MB) of one call, and its result."""
     tracemalloc.start()
@@ -121,6 +131,7 @@ def run(n_draws: int, n_systems: int, n_tasks: int, n_trials: int, k: np.ndarray
     seed = 0
     print(f"grid: {n_draws} draws x {n_systems} systems x {n_tasks} tasks (n = {n_trials}), "
           f"k = {k.astype(int).tolist()}")
+    print(f"load average (1 min) {open('/proc/loadavg').read().split()[0]}")
     print(f"output per method: {n_draws * n_systems * len(k) * 8 / 1e6:.1f} MB; "
           f"full explicit-p array: {n_draws * n_systems * n_tasks * 8 / 1e9:.2f} GB")
 
@@ -129,6 +140,7 @@ def run(n_draws: int, n_systems: int, n_tasks: int, n_trials: int, k: np.ndarray
             "population": lambda: model.curve(post, dat, k, "pass@k", "population", False),
             "tasks": lambda: model.curve(post, dat, k, "pass@k", "tasks", False, seed=seed),
             "expected": lambda: model.expected_curve(post, dat, k, "pass@k"),
+            "fast": lambda: fast_tasks(post, dat, k, seed),
         }
 
     # ---- subset: every method, including the baseline, measured
@@ -148,6 +160,13 @@ def run(n_draws: int, n_systems: int, n_tasks: int, n_trials: int, k: np.ndarray
         print(f"{name:<12} {sec:9.2f} {mb:9.1f} {base_s / sec:11.1f} {base_mb / mb:10.1f}")
     print(f"max |tasks - explicit p| on the same draws: "
           f"{np.max(np.abs(tasks_values - base_values)):.2e}")
+    fast_values = sub["fast"][2]
+    sd = tasks_values.std((0, 1))
+    for q in (0.05, 0.5, 0.95):
+        gap = np.abs(np.quantile(fast_values, q, axis=(0, 1))
+                     - np.quantile(tasks_values, q, axis=(0, 1)))
+        worst = np.max(gap / np.maximum(sd, 1e-9))
+        print(f"fast vs tasks: max |{q:.0%} quantile gap| / sd = {worst:.3f}")
     mean_gap = np.max(np.abs(sub["expected"][2].values.mean((0, 1))
                              - tasks_values.mean((0, 1))))
     print(f"max |posterior mean of expected - of tasks|: {mean_gap:.2e} "

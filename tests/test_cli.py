@@ -101,8 +101,8 @@ def test_fit_summary_pass_at_k_compare_plot(fit_file, capsys, tmp_path):
 def test_fit_strict_fails_on_non_convergence(capsys, tmp_path):
     code, _, err = run(
         ["fit", "dataset:tinyagent", "--where", "experiment=sec17.1", "-o",
-         str(tmp_path / "short.nc"), "--draws", "20", "--tune", "5", "--chains", "2",
-         "--quiet", "--strict"],
+         str(tmp_path / "short.nc"), "--method", "nutpie", "--draws", "20", "--tune", "5",
+         "--chains", "2", "--quiet", "--strict"],
         capsys,
     )
     assert code == 1

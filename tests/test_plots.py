@@ -186,7 +186,7 @@ def test_comparison_forest(comparison, tmp_path):
 
 
 def test_superiority_matrix(comparison, tmp_path):
-    ax = plot_superiority_matrix(comparison, k=2)
+    ax = plot_superiority_matrix(comparison, k=2, order=None)
     assert len(ax.images) == 1
     assert len(ax.texts) == 9
     mat = comparison.matrix(k=2)

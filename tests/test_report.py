@@ -531,7 +531,7 @@ def test_many_systems_compare_each_with_the_best(tmp_path):
     assert len(pairs.rows) == 12 and all(row[1] == best for row in pairs.rows)
     assert best == "sys12"  # the highest rate
     text = [b for b in document.section("curves").blocks if not isinstance(b, (Table, Figure))]
-    assert any("The plots show the 10 systems" in "".join(map(str, p.parts)) for p in text)
+    assert any("The plots colour the 5 systems" in "".join(map(str, p.parts)) for p in text)
 
 
 def test_approximate_fit_is_labelled(data, fit, tmp_path):

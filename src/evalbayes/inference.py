@@ -19,6 +19,7 @@ import xarray as xr
 
 from evalbayes.names import (
     APPROXIMATE_METHODS,
+    MCMC_METHODS,
     SAMPLER_DEFAULTS,
     Method,
     check_count,
@@ -45,10 +46,12 @@ class SamplerConfig:
 
     Parameters
     ----------
-    method : {"nutpie", "pymc", "numpyro", "advi", "pathfinder"}
+    method : {"nutpie", "pymc", "numpyro", "exact", "advi", "pathfinder"}
         ``nutpie`` (default, NUTS compiled with numba; Hoffman & Gelman 2014), ``pymc``
         (PyMC's own NUTS, the fallback), ``numpyro`` (NUTS in JAX, optional extra
-        ``evalbayes[jax]``; the route to GPUs), ``advi`` / ``pathfinder`` (variational,
+        ``evalbayes[jax]``; the route to GPUs), ``exact`` (independent draws from the exact
+        posterior where a model has a low-dimensional one, e.g. the independent
+        Beta-Binomial by quadrature), ``advi`` / ``pathfinder`` (variational,
         fast, *approximate*: labelled so in every output; Kucukelbir et al. 2017, Zhang et
         al. 2022).
     draws, tune, chains : int
@@ -76,12 +79,17 @@ class SamplerConfig:
         check_method(self.method)
         check_count(self.draws, "draws")
         check_count(self.chains, "chains")
-        # NUTS needs warm-up to adapt its step size; variational methods ignore tune.
-        check_count(self.tune, "tune", minimum=0 if self.approximate else 1)
+        # NUTS needs warm-up to adapt its step size; other methods ignore tune.
+        check_count(self.tune, "tune", minimum=1 if self.mcmc else 0)
         check_seed(self.seed)
         check_count(self.vi_iterations, "vi_iterations")
         if not 0 < self.target_accept < 1:
             raise ValueError(f"target_accept must lie in (0, 1), got {self.target_accept}")
+
+    @property
+    def mcmc(self) -> bool:
+        """True for NUTS samplers, whose draws need convergence diagnostics."""
+        return self.method in MCMC_METHODS
 
     @property
     def approximate(self) -> bool:
@@ -130,6 +138,9 @@ def run_inference(
     (``chains`` x ``draws`` draws, reshaped), like MCMC fits, so every summary works.
     """
     method = sampler.method
+    if method == "exact":
+        raise ValueError("method='exact' is available only for models with an exact "
+                         "posterior (the independent Beta-Binomial); use nutpie")
     if method == "nutpie":
         import nutpie
 

@@ -21,6 +21,7 @@ __all__ = [
     "ESTIMAND_TEXT",
     "INTERVAL_KINDS",
     "K_DIM",
+    "MCMC_METHODS",
     "METHODS",
     "METRICS",
     "SAMPLER_DEFAULTS",
@@ -65,8 +66,11 @@ IntervalKind = Literal["eti", "hdi"]
 INTERVAL_KINDS: Final[tuple[str, ...]] = ("eti", "hdi")
 
 # ----------------------------------------------------------------------------- inference
-Method = Literal["nutpie", "pymc", "numpyro", "advi", "pathfinder"]
-METHODS: Final[tuple[str, ...]] = ("nutpie", "pymc", "numpyro", "advi", "pathfinder")
+Method = Literal["nutpie", "pymc", "numpyro", "exact", "advi", "pathfinder"]
+METHODS: Final[tuple[str, ...]] = ("nutpie", "pymc", "numpyro", "exact", "advi", "pathfinder")
+#: NUTS samplers, whose draws need convergence diagnostics.
+MCMC_METHODS: Final[tuple[str, ...]] = ("nutpie", "pymc", "numpyro")
+#: Variational methods: intervals approximate, labelled so in every output.
 APPROXIMATE_METHODS: Final[tuple[str, ...]] = ("advi", "pathfinder")
 SAMPLER_DEFAULTS: Final[dict[str, Any]] = {
     "method": "nutpie",

@@ -164,6 +164,12 @@ class Posterior:
         return None
 
     @property
+    def is_mcmc(self) -> bool:
+        """True when the draws come from MCMC and need convergence diagnostics (not exact
+        or conjugate draws, not variational ones)."""
+        return self.sampler.mcmc and bool(getattr(self.model, "needs_mcmc", True))
+
+    @property
     def approximate(self) -> bool:
         """True when the posterior came from variational inference (approximate intervals)."""
         return self.sampler.approximate

@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "datasets": ("evalbayes.cli.datasets",
                  "list the bundled datasets with provenance and licence"),
     "report": ("evalbayes.cli.report", "self-contained HTML (or Markdown) report"),
+    "fit-suite": ("evalbayes.cli.fit_suite",
+                  "fit every benchmark of a suite in parallel (Dask; local cluster by default)"),
     "plan": ("evalbayes.cli.plan",
              "tasks x trials needed: Bayesian assurance beside power / MDE"),
     "gate": ("evalbayes.cli.gate",

@@ -30,7 +30,6 @@ READER_FLAGS = {
     "missing": "--missing", "extra": "--extra", "errors": "--errors", "scorer": "--scorer",
     "task_prefix": "--task-prefix",
 }  # fmt: skip
-NUTS_METHODS = ("nutpie", "pymc", "numpyro")
 
 
 class CLIError(ValueError):

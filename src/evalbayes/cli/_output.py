@@ -37,7 +37,7 @@ def check_fit(posterior: Posterior, strict: bool, quiet_pass: bool = True) -> in
         warn(f"WARNING: {posterior.label}: variational fit, no MCMC diagnostics; "
              "intervals are approximate")
         return 1 if strict else 0
-    if not posterior.model.needs_mcmc:
+    if not posterior.is_mcmc:
         if not quiet_pass:
             warn("exact conjugate posterior: no MCMC diagnostics needed")
         return 0

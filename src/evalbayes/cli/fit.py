@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from evalbayes.cli._common import (
     DATASET_PREFIX,
-    NUTS_METHODS,
     OUTPUT_FORMATS,
     CLIError,
     add_data_args,
@@ -19,7 +18,7 @@ from evalbayes.cli._common import (
     warn,
 )
 from evalbayes.cli._output import check_fit, check_output_path
-from evalbayes.names import SAMPLER_DEFAULTS
+from evalbayes.names import MCMC_METHODS, SAMPLER_DEFAULTS
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.models.base import Model
@@ -57,13 +56,16 @@ def read_spec(path: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
     return spec, sampler
 
 
-def sampler_options(args: argparse.Namespace, spec: dict[str, Any]) -> dict[str, Any]:
-    """Flags, then the spec's ``[sampler]`` table, then ``names.SAMPLER_DEFAULTS``; checked."""
+def sampler_options(args: argparse.Namespace, spec: dict[str, Any], model: Model
+                    ) -> dict[str, Any]:
+    """Flags, then the spec's ``[sampler]`` table, then the model's default method and
+    ``names.SAMPLER_DEFAULTS``; checked."""
     options = {}
-    for key, default in SAMPLER_DEFAULTS.items():
+    defaults = {**SAMPLER_DEFAULTS, "method": model.default_method}
+    for key, default in defaults.items():
         value = getattr(args, key, None)
         options[key] = value if value is not None else spec.get(key, default)
-    if options["method"] in NUTS_METHODS and options["tune"] < 1:
+    if options["method"] in MCMC_METHODS and options["tune"] < 1:
         raise CLIError(f"--tune must be >= 1 with NUTS (method {options['method']}), got "
                        f"{options['tune']}: the sampler needs warm-up to adapt its step size")
     if options["method"] == "pathfinder" and importlib.util.find_spec("pymc_extras") is None:
@@ -99,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.output)
     settings, sampler = read_spec(args.spec)
     model = make_model(args, settings)
-    options = sampler_options(args, sampler)
+    options = sampler_options(args, sampler, model)
     data = read_data(args)
     path = Path(args.output) if args.output else default_fit_path(args, model.name)
     warn(f"fitting {model.name} to {data!r} with {options['method']} "

@@ -122,7 +122,7 @@ class Model(ABC):
         self,
         data: EvalData,
         *,
-        method: Method = SAMPLER_DEFAULTS["method"],
+        method: Method | None = None,
         draws: int = SAMPLER_DEFAULTS["draws"],
         tune: int = SAMPLER_DEFAULTS["tune"],
         chains: int = SAMPLER_DEFAULTS["chains"],
@@ -138,7 +138,10 @@ class Model(ABC):
         ----------
         data : EvalData
             Counts; missing cells (``n = 0``) are skipped.
-        method, draws, tune, chains, target_accept, progressbar
+        method : str, optional
+            Inference method (:class:`~evalbayes.inference.SamplerConfig`); default
+            :attr:`default_method`.
+        draws, tune, chains, target_accept, progressbar
             See :class:`~evalbayes.inference.SamplerConfig`.
         seed, random_seed : int, optional
             The random seed, under evalbayes' or PyMC's name (give one; default 0).
@@ -148,7 +151,7 @@ class Model(ABC):
         if not isinstance(data, EvalData):
             raise TypeError(f"fit expects EvalData, got {type(data).__name__}")
         sampler = SamplerConfig(
-            method=method,
+            method=self.default_method if method is None else method,
             draws=draws,
             tune=tune,
             chains=chains,
@@ -161,9 +164,14 @@ class Model(ABC):
         self.check_data(data)
         groups = self.sample(data, sampler)
         result = self.posterior_class.from_groups(self, data, sampler, groups)
-        if check and not sampler.approximate and self.needs_mcmc:
+        if check and result.is_mcmc:
             result.diagnostics(warn=True)
         return result
+
+    @property
+    def default_method(self) -> Method:
+        """Inference method used when ``fit`` is not given one."""
+        return SAMPLER_DEFAULTS["method"]
 
     @property
     def needs_mcmc(self) -> bool:

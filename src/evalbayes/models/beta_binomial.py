@@ -57,6 +57,8 @@ from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, padded_size
 from evalbayes.metrics import beta_curve, prob_curve
 from evalbayes.models.base import Model, ModelInputs, binomial_log_choose
+from evalbayes.models.beta_binomial_grid import exact_posterior
+from evalbayes.names import SAMPLER_DEFAULTS, Method
 
 __all__ = ["BetaBinomialModel"]
 
@@ -206,11 +208,30 @@ class BetaBinomialModel(Model):
     def description(self) -> str:
         return f"{self.name} with pooling={self.pooling!r}"
 
+    @property
+    def has_exact_posterior(self) -> bool:
+        """Partial pooling with independent hyperpriors: a 2-D posterior per system, drawn
+        exactly by quadrature (``method="exact"``, :mod:`.beta_binomial_grid`)."""
+        return self.pooling == "partial" and self.hyperprior == "independent"
+
+    @property
+    def default_method(self) -> Method:
+        """``"exact"`` where the posterior is 2-D per system, else nutpie."""
+        return "exact" if self.has_exact_posterior else SAMPLER_DEFAULTS["method"]
+
     def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
-        """MCMC on the collapsed hierarchy (partial pooling), else exact conjugate draws."""
-        if self.pooling == "partial":
+        """Partial pooling: exact quadrature draws (``method="exact"``) or MCMC on the
+        collapsed hierarchy; otherwise exact conjugate draws."""
+        if self.pooling != "partial":
+            return self._sample_conjugate(data, sampler)
+        if sampler.method != "exact":
             return super().sample(data, sampler)
-        return self._sample_conjugate(data, sampler)
+        if not self.has_exact_posterior:
+            raise ValueError("method='exact' needs pooling='partial' with "
+                             "hyperprior='independent' (the shared hyperprior couples the "
+                             "systems); use nutpie")
+        return exact_posterior(data, self.mu_prior, self.log_kappa_prior,
+                               draws=sampler.draws, chains=sampler.chains, seed=sampler.seed)
 
     def _sample_conjugate(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
         """Exact posterior draws for ``pooling="none"`` and ``"complete"``."""

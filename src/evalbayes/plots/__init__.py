@@ -9,6 +9,7 @@ figure. Titles name the metric and the estimand, and say APPROXIMATE for variati
 from evalbayes.plots.assurance import plot_assurance
 from evalbayes.plots.comparison import plot_comparison, plot_superiority_matrix
 from evalbayes.plots.curves import plot_pass_at_k, plot_pass_hat_k
+from evalbayes.plots.forest import plot_system_forest
 from evalbayes.plots.items import plot_item_curves, plot_item_difficulty, plot_wright_map
 from evalbayes.plots.ppc import plot_ppc
 
@@ -21,5 +22,6 @@ __all__ = [
     "plot_pass_hat_k",
     "plot_ppc",
     "plot_superiority_matrix",
+    "plot_system_forest",
     "plot_wright_map",
 ]

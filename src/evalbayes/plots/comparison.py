@@ -99,34 +99,85 @@ def plot_comparison(
     return ax
 
 
-def plot_superiority_matrix(
-    comparison: Comparison, k: Any = None, *, ax: Axes | None = None
-) -> Axes:
-    """Heat map of P(row > column) with the probabilities written in the cells.
+ANNOTATE_MAX = 25
+TICKS_MAX = 40
 
-    Rows are systems B, columns baselines A, in the comparison's order; the diagonal is
-    blank. ``k`` may be omitted when the comparison has one k.
+
+def _order_by_mean(comparison: Comparison, k: Any, systems: list[str]) -> list[str]:
+    """Systems by decreasing posterior mean of the compared metric at ``k``."""
+    draws = comparison.draws
+    if "k" in draws.dims:
+        kk = comparison.k[0] if k is None else k
+        draws = draws.sel(k=kk)
+    means = draws.mean(("chain", "draw")).to_series()
+    means.index = [str(v) for v in means.index]
+    return sorted(systems, key=lambda s: -float(means.get(s, np.nan)))
+
+
+def plot_superiority_matrix(
+    comparison: Comparison,
+    k: Any = None,
+    *,
+    ax: Axes | None = None,
+    order: str | None = "mean",
+    annotate: bool | None = None,
+) -> Axes:
+    """Heat map of P(row > column), readable from 3 to 100+ systems.
+
+    Rows are systems B, columns baselines A; the diagonal is blank. ``k`` may be omitted
+    when the comparison has one k.
+
+    Parameters
+    ----------
+    order : {"mean", None}
+        ``"mean"`` (default): rows and columns by decreasing posterior mean at ``k``, so the
+        matrix is blue above the diagonal's mirror and reads as a ranking; ``None``: the
+        comparison's order.
+    annotate : bool, optional
+        Write the probabilities in the cells; default only up to 25 systems (beyond that
+        the colour bar carries the values and the figure stays legible).
+
+    Beyond 40 systems only every m-th tick is labelled (m chosen to leave <= 40 labels).
     """
     comparison = _check_comparison(comparison)
     table = comparison.matrix(k, "p_superior")
+    names = [str(v) for v in table.index]
+    table.index, table.columns = names, [str(v) for v in table.columns]
+    if order == "mean":
+        ranked = _order_by_mean(comparison, k, names)
+        table = table.loc[ranked, ranked]
+    elif order is not None:
+        raise ValueError(f"order must be 'mean' or None, got {order!r}")
     values = table.to_numpy(dtype=float)
     n = values.shape[0]
-    ax = get_axes(ax, figsize=(1.6 + 0.9 * n, 1.2 + 0.8 * n))
+    if annotate is None:
+        annotate = n <= ANNOTATE_MAX
+    side = 1.6 + 0.9 * n if n <= ANNOTATE_MAX else min(4.0 + 0.09 * n, 16.0)
+    ax = get_axes(ax, figsize=(side + 1.0, side))
     cmap = mpl.colormaps["RdBu"].with_extremes(bad="0.92")
-    image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0.0, vmax=1.0)
-    for i in range(n):
-        for j in range(n):
-            v = values[i, j]
-            if np.isnan(v):
-                ax.text(j, i, "–", ha="center", va="center", color="0.5")
-            else:
-                color = "white" if v < 0.2 or v > 0.8 else "black"
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", color=color, fontsize=9)
-    ax.set_xticks(np.arange(n))
-    ax.set_xticklabels(list(table.columns), rotation=30, ha="right")
-    ax.set_yticks(np.arange(n))
-    ax.set_yticklabels(list(table.index))
-    ax.set_xlabel("baseline A")
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0.0, vmax=1.0,
+                      interpolation="nearest")
+    if annotate:
+        for i in range(n):
+            for j in range(n):
+                v = values[i, j]
+                if np.isnan(v):
+                    ax.text(j, i, "–", ha="center", va="center", color="0.5")
+                else:
+                    color = "white" if v < 0.2 or v > 0.8 else "black"
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", color=color,
+                            fontsize=9)
+    step = max(1, int(np.ceil(n / TICKS_MAX)))
+    ticks = np.arange(0, n, step)
+    size = 9 if n <= ANNOTATE_MAX else 6
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([table.columns[i] for i in ticks], rotation=60 if n > 10 else 30,
+                       ha="right", fontsize=size)
+    ax.set_yticks(ticks)
+    ax.set_yticklabels([table.index[i] for i in ticks], fontsize=size)
+    ordered = " (ordered by posterior mean)" if order == "mean" else ""
+    thinned = f"; one label in {step}" if step > 1 else ""
+    ax.set_xlabel(f"baseline A{ordered}{thinned}")
     ax.set_ylabel("system B")
     ax.figure.colorbar(image, ax=ax, label="P(B > A)", shrink=0.8)
     ax.set_title(

@@ -98,6 +98,11 @@ def _reference_points(reference: Reference, ks: np.ndarray) -> tuple[np.ndarray,
     return grid, values
 
 
+MANY_SYSTEMS = 8
+HIGHLIGHT_DEFAULT = 5
+LEGEND_INSIDE_MAX = 6
+
+
 def _log2_axis(ax: Axes, ks: np.ndarray) -> None:
     ax.set_xscale("log", base=2)
     ticks = ks if len(ks) <= 12 else 2.0 ** np.arange(
@@ -118,6 +123,7 @@ def _plot_curves(
     ci_probs: Sequence[float],
     ax: Axes | None,
     systems: Sequence[str] | None,
+    highlight: Sequence[str] | None = None,
 ) -> Axes:
     draws = _check_draws(draws, metric)
     probs = _check_ci_probs(ci_probs)
@@ -125,10 +131,27 @@ def _plot_curves(
     points = None if unbiased is None else _check_unbiased(unbiased)
     ax = get_axes(ax)
     ks = draws["k"].values.astype(float)
-    colors = [f"C{i % 10}" for i in range(len(chosen))]
     alphas = np.linspace(0.12, 0.3, len(probs))  # wider band, lighter
-
     handles: list[Any] = []
+    if highlight is None and len(chosen) > MANY_SYSTEMS:
+        # leaderboard size: the top systems by posterior median at the largest k stand out
+        top = draws.sel(k=ks.max()).median(("chain", "draw"))
+        ranked = sorted(chosen, key=lambda s: -float(top.sel(system=s)))
+        highlight = ranked[:HIGHLIGHT_DEFAULT]
+    if highlight is not None:
+        unknown = sorted(set(highlight) - set(chosen))
+        if unknown:
+            raise ValueError(f"highlight names unknown systems {unknown}")
+        grey = [s for s in chosen if s not in set(highlight)]
+        for system in grey:  # the grey field: medians only, behind everything
+            median = draws.sel(system=system).median(("chain", "draw")).values
+            ax.plot(ks, median, color="0.75", lw=0.8, zorder=1)
+        if grey:
+            handles.append(Line2D([], [], color="0.75", lw=0.8,
+                                  label=f"{len(grey)} other systems (median)"))
+        chosen = [s for s in chosen if s in set(highlight)]
+    colors = [f"C{i % 10}" for i in range(len(chosen))]
+
     for system, color in zip(chosen, colors, strict=True):
         sel = draws.sel(system=system)
         for prob, alpha in zip(probs, alphas, strict=True):
@@ -169,7 +192,11 @@ def _plot_curves(
     approximate = bool(draws.attrs.get("approximate", 0))
     ax.set_title(f"{metric}: posterior median and bands\n"
                  f"{title_suffix(draws.attrs.get('estimand'), approximate)}", fontsize=10)
-    ax.legend(handles=handles, fontsize=8, loc="best")
+    if len(handles) > LEGEND_INSIDE_MAX:  # many entries: beside the axes, never over bands
+        ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  frameon=False)
+    else:
+        ax.legend(handles=handles, fontsize=8, loc="best")
     return ax
 
 
@@ -182,6 +209,7 @@ def plot_pass_at_k(
     ci_probs: Sequence[float] = (0.5, 0.95),
     ax: Axes | None = None,
     systems: Sequence[str] | None = None,
+    highlight: Sequence[str] | None = None,
 ) -> Axes:
     """pass@k = E[1 - (1 - p)^k] per system: median line and credible bands over log2 k.
 
@@ -205,6 +233,11 @@ def plot_pass_at_k(
         Axes to draw on (default: a new figure).
     systems : sequence of str, optional
         Systems to draw, in order (default all).
+    highlight : sequence of str, optional
+        Systems drawn in colour with bands; the others become thin grey median lines (a
+        grey field). Default: none above 8 systems, the top 5 by posterior median at the
+        largest k from 9 systems on. The legend moves outside the axes when it has more than
+        6 entries.
 
     Returns
     -------
@@ -212,7 +245,7 @@ def plot_pass_at_k(
     """
     return _plot_curves(draws, "pass@k", unbiased=unbiased, reference=reference,
                         reference_label=reference_label, ci_probs=ci_probs, ax=ax,
-                        systems=systems)
+                        systems=systems, highlight=highlight)
 
 
 def plot_pass_hat_k(
@@ -224,6 +257,7 @@ def plot_pass_hat_k(
     ci_probs: Sequence[float] = (0.5, 0.95),
     ax: Axes | None = None,
     systems: Sequence[str] | None = None,
+    highlight: Sequence[str] | None = None,
 ) -> Axes:
     """pass^k = E[p^k] (all k attempts succeed) per system; see :func:`plot_pass_at_k`.
 
@@ -231,4 +265,4 @@ def plot_pass_hat_k(
     """
     return _plot_curves(draws, "pass^k", unbiased=unbiased, reference=reference,
                         reference_label=reference_label, ci_probs=ci_probs, ax=ax,
-                        systems=systems)
+                        systems=systems, highlight=highlight)

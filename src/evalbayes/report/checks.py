@@ -39,7 +39,7 @@ def _diagnostics_blocks(posterior: Posterior) -> list[Block]:
                 ),
             )
         ]
-    if not posterior.model.needs_mcmc:
+    if not posterior.is_mcmc:
         return [
             Callout(
                 "ok",

@@ -48,7 +48,8 @@ __all__ = [
 ]
 
 ALL_PAIRS_MAX = 8  # up to this many systems every pair is compared; above, each vs the best
-MATRIX_MAX = 12  # the P(B > A) matrix shows at most this many systems
+MATRIX_MAX = 150  # the P(B > A) matrix shows at most this many systems (cell text to 25)
+MATRIX_ANNOTATE = 25
 VERDICT_PROB = 0.95
 ALPHA = 0.05
 POWER = 0.8
@@ -319,7 +320,8 @@ def _by_k_table(ctx: ReportContext, pairs: list[tuple[str, str]]) -> Table:
 def _matrix_figure(ctx: ReportContext) -> Figure:
     chosen = ctx.ranking()[:MATRIX_MAX]
     estimands = [e for e in ("tasks", "population") if ctx.curve("pass@k", e) is not None]
-    size = 1.6 + 0.7 * len(chosen)
+    n = len(chosen)
+    size = 1.6 + 0.7 * n if n <= MATRIX_ANNOTATE else min(4.0 + 0.09 * n, 14.0)
     with report_style():
         figure, axes = new_figure(size * len(estimands) + 1.0, size, 1, len(estimands))
         for ax, estimand in zip(axes[0], estimands, strict=True):

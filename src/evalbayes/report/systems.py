@@ -14,15 +14,17 @@ from __future__ import annotations
 import numpy as np
 
 from evalbayes.comparison import Comparison
-from evalbayes.plots import plot_pass_at_k, plot_pass_hat_k
+from evalbayes.plots import plot_pass_at_k, plot_pass_hat_k, plot_system_forest
 from evalbayes.report._format import fmt, fmt_interval
 from evalbayes.report.context import ReportContext
 from evalbayes.report.document import Block, Code, Figure, Section, Strong, Table, paragraph
 from evalbayes.report.figures import new_figure, report_style, to_png
 
-__all__ = ["MAX_CURVE_SYSTEMS", "curves_section", "systems_section"]
+__all__ = ["MAX_CURVE_SYSTEMS", "TABLE_TOP", "curves_section", "systems_section"]
 
-MAX_CURVE_SYSTEMS = 10
+MAX_CURVE_SYSTEMS = 8  # above this, the band plots show a grey field with the top few coloured
+HIGHLIGHT = 5
+TABLE_TOP = 15  # long tables: the top systems by posterior pass@1 plus the notable ones
 ESTIMAND_LABEL = {"tasks": "these tasks", "population": "tasks like these"}
 
 
@@ -48,7 +50,10 @@ def systems_section(ctx: ReportContext) -> Section:
     population = ctx.summary("pass@k", "population", 1)
     p_best = _p_best(ctx)
     rows = []
-    for s in ctx.crosscheck.systems:
+    shown = _shown_systems(ctx)
+    by_name = {s.system: s for s in ctx.crosscheck.systems}
+    for name in shown:
+        s = by_name[name]
         t_mean, t_lo, t_hi = tasks[s.system]
         p_mean, p_lo, p_hi = population.get(s.system, (np.nan, np.nan, np.nan))
         rows.append(
@@ -79,7 +84,8 @@ def systems_section(ctx: ReportContext) -> Section:
             "P(best)",
         ],
         rows,
-        caption="pass@1 per system: frequentist estimates beside the posterior, both estimands",
+        caption="pass@1 per system: frequentist estimates beside the posterior, both estimands"
+        + _collapsed_note(ctx, shown),
         numeric=[False] + [True] * 8,
     )
     blocks: list[Block] = [
@@ -101,10 +107,62 @@ def systems_section(ctx: ReportContext) -> Section:
             "highest pass@1 on these tasks.",
         ),
     ]
+    if len(ctx.systems) > MAX_CURVE_SYSTEMS:
+        blocks.append(_system_forest_figure(ctx))
     if ctx.posterior.approximate:
         blocks.insert(0, paragraph(Strong("APPROXIMATE: "), "variational fit; posterior "
                                    "intervals are approximate, often too narrow."))
     return Section("systems", "Systems: pass@1", tuple(blocks))
+
+
+def _notable(ctx: ReportContext) -> list[str]:
+    """Systems whose unbiased pass@1 lies outside their these-tasks posterior interval."""
+    tasks = ctx.summary("pass@k", "tasks", 1)
+    out = []
+    for s in ctx.crosscheck.systems:
+        _, lo, hi = tasks[s.system]
+        if np.isfinite(s.pass1_mean) and not lo <= s.pass1_mean <= hi:
+            out.append(s.system)
+    return out
+
+
+def _shown_systems(ctx: ReportContext) -> list[str]:
+    """Every system up to TABLE_TOP + 5; beyond, the top TABLE_TOP and the notable ones,
+    in ranking order."""
+    ranking = ctx.ranking()
+    if len(ranking) <= TABLE_TOP + 5:
+        return [s.system for s in ctx.crosscheck.systems]
+    keep = set(ranking[:TABLE_TOP]) | set(_notable(ctx))
+    return [s for s in ranking if s in keep]
+
+
+def _collapsed_note(ctx: ReportContext, shown: list[str]) -> str:
+    if len(shown) == len(ctx.systems):
+        return ""
+    extra = len(shown) - TABLE_TOP
+    notable = (f" and {extra} notable (unbiased estimate outside the posterior interval)"
+               if extra > 0 else "")
+    return (f". Showing the top {TABLE_TOP} of {len(ctx.systems)} systems by posterior "
+            f"pass@1{notable}; `evalbayes summary FIT` lists all")
+
+
+def _system_forest_figure(ctx: ReportContext) -> Figure:
+    draws = ctx.curve("pass@k", "tasks")
+    ks = [float(k) for k in draws["k"].values]
+    chosen = sorted({1.0, max(ks)} & set(ks)) or ks[:1]
+    n = len(ctx.systems)
+    with report_style():
+        figure, axes = new_figure(7.0, 1.4 + (0.22 * n if n <= 40 else 0.15 * n))
+        plot_system_forest(draws, chosen, ci_prob=ctx.ci_prob, ax=axes[0, 0])
+        png = to_png(figure)
+    return Figure(
+        name="system-forest",
+        png=png,
+        alt="every system's posterior pass@k with its interval, ordered by posterior mean",
+        caption=(f"Every system's pass@k on these tasks at k = "
+                 f"{', '.join(f'{k:g}' for k in chosen)}: posterior mean and "
+                 f"{ctx.ci_prob:.0%} interval, best first."),
+    )
 
 
 def _k_table(ctx: ReportContext) -> Table:
@@ -116,7 +174,8 @@ def _k_table(ctx: ReportContext) -> Table:
         for k in ctx.ks
     }
     rows = []
-    for system in ctx.systems:
+    shown = _shown_systems(ctx)
+    for system in shown:
         for k in ctx.ks:
             row = [system, str(k)]
             for metric in ("pass@k", "pass^k"):
@@ -134,24 +193,26 @@ def _k_table(ctx: ReportContext) -> Table:
             "pass^k unbiased", f"pass^k these tasks [{pct}]", f"pass^k tasks like these [{pct}]",
         ],
         rows,
-        caption="pass@k and pass^k: unbiased estimates (k <= n) and posterior mean [interval]",
+        caption="pass@k and pass^k: unbiased estimates (k <= n) and posterior mean [interval]"
+        + _collapsed_note(ctx, shown),
         numeric=[False] + [True] * 7,
     )  # fmt: skip
 
 
 def _curve_figure(ctx: ReportContext, metric: str) -> Figure:
     estimands = [e for e in ("tasks", "population") if ctx.curve(metric, e) is not None]
-    systems = ctx.ranking()[:MAX_CURVE_SYSTEMS]
-    systems = [s for s in ctx.systems if s in systems]  # keep data order
+    many = len(ctx.systems) > MAX_CURVE_SYSTEMS
+    highlight = ctx.ranking()[:HIGHLIGHT] if many else None
     plot = plot_pass_at_k if metric == "pass@k" else plot_pass_hat_k
     with report_style():
-        figure, axes = new_figure(5.6 * len(estimands), 4.2, 1, len(estimands))
+        figure, axes = new_figure((7.6 if many else 5.6) * len(estimands), 4.2, 1,
+                                  len(estimands))
         for ax, estimand in zip(axes[0], estimands, strict=True):
             plot(
                 ctx.curve(metric, estimand),
                 unbiased=ctx.unbiased(metric) if estimand == "tasks" else None,
                 ax=ax,
-                systems=systems,
+                highlight=highlight,
             )
         png = to_png(figure)
     slug = "pass-at-k" if metric == "pass@k" else "pass-hat-k"
@@ -184,10 +245,10 @@ def curves_section(ctx: ReportContext) -> Section:
     if len(ctx.systems) > MAX_CURVE_SYSTEMS:
         blocks.append(
             paragraph(
-                f"The plots show the {MAX_CURVE_SYSTEMS} systems with the highest posterior "
-                "pass@1; the table below has every system (",
+                f"The plots colour the {HIGHLIGHT} systems with the highest posterior pass@1 "
+                "(with bands); every other system is a thin grey median line (",
                 Code("evalbayes plot FIT --kind pass-at-k"),
-                " draws others).",
+                " draws chosen systems).",
             )
         )
     blocks.append(_k_table(ctx))
