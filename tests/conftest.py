@@ -38,7 +38,10 @@ def tinyagent_171():
 
 @pytest.fixture(scope="session")
 def tinyagent_fit(tinyagent_171):
-    """Partial-pooling Beta-Binomial fit of TinyAgent sec17.1 (4 chains x 1000 draws)."""
+    """Partial-pooling Beta-Binomial fit of TinyAgent sec17.1 by NUTS (4 chains x 1000 draws;
+    NUTS rather than the exact default so that sample statistics exist)."""
     from evalbayes.models import BetaBinomialModel
 
-    return BetaBinomialModel().fit(tinyagent_171, draws=1000, tune=1000, chains=4, seed=1)
+    return BetaBinomialModel().fit(
+        tinyagent_171, method="nutpie", draws=1000, tune=1000, chains=4, seed=1
+    )

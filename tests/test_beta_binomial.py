@@ -134,7 +134,9 @@ def test_same_seed_same_numbers(tinyagent_fit):
     first = tinyagent_fit.pass_at_k([1, 8])
     second = tinyagent_fit.pass_at_k([1, 8])
     np.testing.assert_array_equal(first.values, second.values)
-    again = BetaBinomialModel().fit(tinyagent_fit.data, draws=1000, tune=1000, chains=4, seed=1)
+    again = BetaBinomialModel().fit(
+        tinyagent_fit.data, method="nutpie", draws=1000, tune=1000, chains=4, seed=1
+    )
     np.testing.assert_array_equal(
         again.posterior["mu"].values, tinyagent_fit.posterior["mu"].values
     )
@@ -300,7 +302,7 @@ def test_missing_cells_are_skipped():
 def test_non_converged_fit_warns_loudly(tinyagent_171):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        BetaBinomialModel().fit(tinyagent_171, draws=20, tune=5, chains=2, seed=0)
+        BetaBinomialModel().fit(tinyagent_171, method="nutpie", draws=20, tune=5, chains=2, seed=0)
     assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 

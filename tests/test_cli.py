@@ -114,7 +114,7 @@ def test_fit_with_spec(capsys, tmp_path):
     out = tmp_path / "none.nc"
     code, _, err = run(["fit", "dataset:tinyagent", "--spec", str(spec), "-o", str(out),
                         "--quiet"], capsys)
-    assert code == 0 and "exact conjugate posterior" in err
+    assert code == 0 and "exact posterior draws" in err
     code, _, err = run(["fit", "dataset:tinyagent", "--spec", str(spec), "--model", "irt-2pl",
                         "-o", str(out)], capsys)
     assert code == 2 and "conflicts" in err

@@ -54,7 +54,7 @@ def test_items_select_zero_is_rejected(capsys):
 
 
 def test_tune_zero_with_nuts_is_refused_before_sampling(capsys, no_sampling):
-    code, _, err = run(["fit", "dataset:tinyagent", "--tune", "0"], capsys)
+    code, _, err = run(["fit", "dataset:tinyagent", "--method", "nutpie", "--tune", "0"], capsys)
     assert code == 2 and "--tune must be >= 1" in err and "Traceback" not in err
 
 
@@ -180,8 +180,8 @@ def test_a_reader_option_the_format_does_not_take(table, capsys):
 def short_fit(tmp_path_factory) -> Path:
     """A fit that fails its diagnostics (far too few draws)."""
     path = tmp_path_factory.mktemp("short") / "short.nc"
-    main(["fit", "dataset:tinyagent", *SHORT, "--draws", "20", "--tune", "5", "--chains", "2",
-          "-o", str(path)])
+    main(["fit", "dataset:tinyagent", *SHORT, "--method", "nutpie", "--draws", "20", "--tune",
+          "5", "--chains", "2", "-o", str(path)])
     return path
 
 

@@ -86,7 +86,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def fit(data):
-    return eb.BetaBinomialModel().fit(data, draws=DRAWS, seed=0, check=False)
+    return eb.BetaBinomialModel().fit(data, method="nutpie", draws=DRAWS, seed=0, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -224,10 +224,12 @@ def test_seed_000_design_effect_in_the_data_section():
     assert any(isinstance(b, Callout) and b.title.startswith("Small suite") for b in section.blocks)
 
 
-def test_fitting_inside_write_report_uses_draws_and_seed(data, fit, tables, tmp_path):
+def test_fitting_inside_write_report_uses_draws_and_seed(data, tmp_path):
     path = write_report(data, output=tmp_path / "fitted.html", draws=DRAWS, seed=0)
     fitted = parse_tables(path.read_text(encoding="utf-8"))
-    assert fitted["per-system"] == tables["per-system"]
+    own = eb.BetaBinomialModel().fit(data, draws=DRAWS, seed=0)  # the default model and method
+    expected = write_report(data, fit=own, output=tmp_path / "own.html")
+    assert fitted["per-system"] == parse_tables(expected.read_text(encoding="utf-8"))["per-system"]
     settings = {r["setting"]: r["value"] for r in fitted["settings"]}
     assert json.loads(settings["sampler"])["draws"] == DRAWS
     assert settings["fit"] == "fitted for this report"
@@ -434,7 +436,8 @@ def test_cli_report_and_bad_meta(tmp_path, capsys):
 
 # --------------------------------------------------------------------------- other input
 def test_failed_diagnostics_show_a_warning_box(data, tmp_path):
-    short = eb.BetaBinomialModel().fit(data, draws=15, tune=15, seed=0, check=False)
+    short = eb.BetaBinomialModel().fit(data, method="nutpie", draws=15, tune=15, seed=0,
+                                       check=False)
     document = build_report(data, short, seed=0)
     checks = document.section("checks")
     warning = [b for b in checks.blocks if isinstance(b, Callout) and b.kind == "warning"]

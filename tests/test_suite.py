@@ -12,7 +12,7 @@ pytest.importorskip("distributed")
 
 from evalbayes.data import EvalData
 from evalbayes.models.beta_binomial import BetaBinomialModel
-from evalbayes.results import load
+from evalbayes.persist import load
 from evalbayes.suite import fit_suite, seed_for, split_benchmarks
 
 

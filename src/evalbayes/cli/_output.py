@@ -39,7 +39,7 @@ def check_fit(posterior: Posterior, strict: bool, quiet_pass: bool = True) -> in
         return 1 if strict else 0
     if not posterior.is_mcmc:
         if not quiet_pass:
-            warn("exact conjugate posterior: no MCMC diagnostics needed")
+            warn("exact posterior draws (conjugate or quadrature): no MCMC diagnostics needed")
         return 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

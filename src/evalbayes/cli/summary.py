@@ -32,5 +32,5 @@ def _diagnostics_line(posterior) -> str:
     if posterior.approximate:
         return "none (variational fit; intervals are approximate)"
     if not posterior.is_mcmc:
-        return "none needed (exact conjugate posterior)"
+        return "none needed (exact posterior draws)"
     return str(posterior.diagnostics(warn=False))

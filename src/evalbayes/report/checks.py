@@ -44,7 +44,8 @@ def _diagnostics_blocks(posterior: Posterior) -> list[Block]:
             Callout(
                 "ok",
                 "Exact draws: no MCMC diagnostics needed",
-                (f"{posterior.label} draws from the conjugate posterior directly.",),
+                (f"{posterior.label} draws from the exact posterior directly (conjugate, "
+                 "or by quadrature for method='exact').",),
             )
         ]
     with warnings.catch_warnings():
