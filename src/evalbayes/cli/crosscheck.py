@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalbayes.crosscheck import crosscheck
+    from evalbayes.frequentist.crosscheck import crosscheck
 
     output = output_format(args)
     check_output_path(args.output)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xarray as xr
 
-from evalbayes.crosscheck import CrosscheckReport, crosscheck
+from evalbayes.frequentist.crosscheck import CrosscheckReport, crosscheck
 from evalbayes.data import EvalData
 from evalbayes.intervals import credible_interval
 from evalbayes.names import METRICS
@@ -49,7 +49,7 @@ class ReportContext:
     posterior : Posterior
         The fit the Bayesian numbers come from.
     crosscheck : CrosscheckReport
-        Frequentist numbers (:func:`evalbayes.crosscheck.crosscheck`, same seed).
+        Frequentist numbers (:func:`evalbayes.frequentist.crosscheck.crosscheck`, same seed).
     ks : tuple of int
         The k grid of every curve, table and plot.
     curves : mapping (metric, estimand) -> xarray.DataArray

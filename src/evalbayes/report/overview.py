@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from evalbayes.crosscheck import SATURATED_SHARE, SMALL_SUITE
+from evalbayes.frequentist.crosscheck import SATURATED_SHARE, SMALL_SUITE
 from evalbayes.report._format import fmt
 from evalbayes.report.context import ReportContext
 from evalbayes.report.document import Block, Callout, Code, Section, Strong, Table, paragraph
