@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from evalbayes.frequentist.crosscheck import CrosscheckReport, crosscheck
 from evalbayes.data import EvalData
 from evalbayes.datasets import load
+from evalbayes.frequentist.crosscheck import CrosscheckReport, crosscheck
 
 
 @pytest.fixture(scope="module")

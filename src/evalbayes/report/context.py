@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xarray as xr
 
-from evalbayes.frequentist.crosscheck import CrosscheckReport, crosscheck
 from evalbayes.data import EvalData
+from evalbayes.frequentist.crosscheck import CrosscheckReport, crosscheck
 from evalbayes.intervals import credible_interval
 from evalbayes.names import METRICS
 

@@ -4,9 +4,9 @@ by side, with the minimum detectable effect at this size.
 Bayesian (joint posterior draws, so paired wherever the model shares information; pass@1):
 ``P(B > A)``, the posterior of ``B - A`` with its interval, ``P(|B - A| < rope)`` and the
 verdict rule of :func:`bayes_verdict`. Frequentist (the paired block of seed 001 and
-:func:`evalbayes.frequentist.crosscheck.crosscheck`, with the same seed and resamples, so the numbers are
-identical): paired bootstrap interval of the mean per-task difference, two-sided sign-flip
-test, exact McNemar test on majority outcomes, Holm's adjustment of the sign-flip p-values
+:func:`evalbayes.frequentist.crosscheck.crosscheck`, with the same seed and resamples, so
+the numbers are identical): paired bootstrap interval of the mean per-task difference, two-sided
+sign-flip test, exact McNemar test on majority outcomes, Holm's adjustment of the sign-flip p-values
 across the pairs shown (seed 004 §5.6), and the minimum detectable effects: the z-based
 ``(z_{1-alpha/2} + z_{1-beta}) sd_d / sqrt(N)`` of the paired rates (seed 000 ch. 17.4, seed
 004 E5.1) and McNemar's exact one (seed 001).
