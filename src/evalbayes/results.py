@@ -19,6 +19,7 @@ evaluations, Miller 2024, "Adding error bars to evals"):
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import warnings
@@ -37,6 +38,7 @@ from evalbayes.fingerprint import fit_fingerprint
 from evalbayes.inference import SamplerConfig, config_hash
 from evalbayes.intervals import credible_interval
 from evalbayes.names import IntervalKind, check_k, check_metric
+from evalbayes.rendering import Rendered, frame_html, frame_text, jsonable
 
 __all__ = ["FIT_FORMAT", "FittedModel", "Posterior", "PosteriorPredictiveCheck"]
 
@@ -73,7 +75,7 @@ class FittedModel(Protocol):
 
 
 @dataclass(frozen=True)
-class PosteriorPredictiveCheck:
+class PosteriorPredictiveCheck(Rendered):
     """Observed histogram of per-task counts against its posterior predictive distribution.
 
     Attributes
@@ -89,6 +91,8 @@ class PosteriorPredictiveCheck:
         equal bins of c/n, used when n varies).
     """
 
+    _settings_fields = ("ci_prob", "bins")
+
     table: pd.DataFrame
     ci_prob: float
     bins: str
@@ -98,9 +102,22 @@ class PosteriorPredictiveCheck:
         """Share of bins whose observed count lies outside the replicated interval."""
         return float(self.table["outside"].mean())
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (system, bin); see the class docstring."""
+        return self.table
+
+    def title(self) -> str:
+        """E.g. ``Posterior predictive check (90% intervals, count bins): 2 of 20 bins
+        outside``."""
+        outside = int(self.table["outside"].sum())
+        return (
+            f"Posterior predictive check ({self.ci_prob:.0%} intervals, {self.bins} bins): "
+            f"{outside} of {len(self.table)} bins outside"
+        )
+
 
 @dataclass(frozen=True, eq=False)
-class Posterior:
+class Posterior(Rendered):
     """Result of ``Model.fit``: draws plus everything needed to summarise them.
 
     Build it with ``model.fit(data)`` or :func:`load`; do not construct it by hand.
@@ -177,6 +194,51 @@ class Posterior:
 
     def __repr__(self) -> str:
         return f"Posterior({self.label}, {self.data!r})"
+
+    # ------------------------------------------------------------------ rendering
+    def to_frame(self) -> pd.DataFrame:
+        """The default :meth:`summary`: pass@1 of every system under every estimand."""
+        return self.summary()
+
+    def settings(self) -> dict[str, Any]:
+        """Model, its configuration and the sampler settings."""
+        return jsonable(
+            {
+                "model": self.model.name,
+                "model_config": self.model.to_config(),
+                "sampler": self.sampler.to_dict(),
+                "approximate": self.approximate,
+                "label": self.label,
+            }
+        )
+
+    def title(self) -> str:
+        """The fit's :attr:`label`."""
+        return self.label
+
+    def _diagnostics_line(self) -> str:
+        if self.approximate:
+            return "diagnostics: none for a variational fit; intervals are approximate"
+        return f"diagnostics: {self.diagnostics(warn=False)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Settings, convergence diagnostics and the :meth:`summary` records."""
+        out = super().to_dict()
+        if not self.approximate:
+            diagnostics = self.diagnostics(warn=False).to_dict()
+            out["diagnostics"] = {k: v for k, v in diagnostics.items() if k != "records"}
+        return out
+
+    def to_text(self) -> str:
+        """Label, diagnostics line and the :meth:`summary` table."""
+        return f"{self.label}\n{self._diagnostics_line()}\n{frame_text(self.summary())}"
+
+    def _repr_html_(self) -> str:
+        """Label, diagnostics line and the :meth:`summary` table as HTML (escaped)."""
+        return (
+            f"<div><p><strong>{html.escape(self.label)}</strong><br>"
+            f"{html.escape(self._diagnostics_line())}</p>{frame_html(self.summary())}</div>"
+        )
 
     # ------------------------------------------------------------------ derived
     def curve(

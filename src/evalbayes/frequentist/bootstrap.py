@@ -22,6 +22,7 @@ from evalbayes.frequentist._checks import (
     check_positive_int,
 )
 from evalbayes.frequentist._rng import Seed, as_generator
+from evalbayes.rendering import Rendered
 
 __all__ = [
     "BootstrapResult",
@@ -35,7 +36,7 @@ _BLOCK = 1 << 22  # resampled indices drawn at once
 
 
 @dataclass(frozen=True)
-class BootstrapResult:
+class BootstrapResult(Rendered):
     """A mean with its percentile bootstrap interval.
 
     Attributes
@@ -54,6 +55,8 @@ class BootstrapResult:
     n_units : int
         How many of them the data had.
     """
+
+    _settings_fields = ("ci_prob", "n_resamples", "unit")
 
     estimate: float
     lower: float

@@ -18,6 +18,7 @@ from evalbayes.frequentist._checks import (
 )
 from evalbayes.frequentist._dist import norm_isf
 from evalbayes.frequentist._rng import Seed, as_generator
+from evalbayes.rendering import Rendered
 
 __all__ = ["KappaResult", "RoganGladenResult", "cohen_kappa", "rogan_gladen"]
 
@@ -25,7 +26,7 @@ _BLOCK = 1 << 22
 
 
 @dataclass(frozen=True)
-class KappaResult:
+class KappaResult(Rendered):
     """Agreement of a judge with labels on the same cases.
 
     Attributes
@@ -51,6 +52,8 @@ class KappaResult:
         ``"insufficient-data"`` (fewer cases, or kappa undefined) or ``"uncalibrated"``.
     """
 
+    _settings_fields = ("ci_prob", "n_resamples")
+
     kappa: float
     lower: float
     upper: float
@@ -66,7 +69,7 @@ class KappaResult:
 
 
 @dataclass(frozen=True)
-class RoganGladenResult:
+class RoganGladenResult(Rendered):
     """Judge pass rate corrected for the judge's errors.
 
     Attributes
@@ -81,6 +84,8 @@ class RoganGladenResult:
     ci_prob : float
         Nominal coverage of the interval.
     """
+
+    _settings_fields = ("ci_prob",)
 
     estimate: float | np.ndarray
     se: float | np.ndarray | None

@@ -23,6 +23,7 @@ from evalbayes.frequentist._checks import (
 from evalbayes.frequentist._dist import binom_cdf
 from evalbayes.frequentist._rng import Seed, as_generator
 from evalbayes.frequentist.bootstrap import BootstrapResult, bootstrap_ci
+from evalbayes.rendering import Rendered
 
 __all__ = [
     "McNemarResult",
@@ -45,7 +46,7 @@ _REL_TOL = 1e-10  # sums that differ by less than this share of sum(|d|) count a
 
 
 @dataclass(frozen=True)
-class SignFlipResult:
+class SignFlipResult(Rendered):
     """Result of :func:`sign_flip_test`.
 
     Attributes
@@ -67,6 +68,8 @@ class SignFlipResult:
         The null is "mean difference = -margin"; 0 for the plain test.
     """
 
+    _settings_fields = ("alternative", "method", "margin")
+
     statistic: float
     p_value: float
     alternative: str
@@ -77,7 +80,7 @@ class SignFlipResult:
 
 
 @dataclass(frozen=True)
-class McNemarResult:
+class McNemarResult(Rendered):
     """Exact McNemar test on the cases that changed outcome.
 
     Attributes
@@ -94,7 +97,7 @@ class McNemarResult:
 
 
 @dataclass(frozen=True)
-class PairedOutcomes:
+class PairedOutcomes(Rendered):
     """Majority-outcome 2x2 table of two systems on shared cases.
 
     Attributes
@@ -115,7 +118,7 @@ class PairedOutcomes:
 
 
 @dataclass(frozen=True)
-class PairedComparison:
+class PairedComparison(Rendered):
     """Paired bootstrap interval, sign-flip test and verdict for B - A.
 
     Attributes
@@ -132,6 +135,8 @@ class PairedComparison:
         Level of the sign-flip test used by the verdict.
     """
 
+    _settings_fields = ("alpha",)
+
     difference: float
     interval: BootstrapResult
     sign_flip: SignFlipResult
@@ -140,7 +145,7 @@ class PairedComparison:
 
 
 @dataclass(frozen=True)
-class NonInferiorityResult:
+class NonInferiorityResult(Rendered):
     """Non-inferiority of B to A within a margin D (seed 001 ``--margin D``).
 
     Attributes
@@ -158,6 +163,8 @@ class NonInferiorityResult:
     alpha : float
         One-sided level (0.025 by default).
     """
+
+    _settings_fields = ("margin", "alpha")
 
     margin: float
     difference: float

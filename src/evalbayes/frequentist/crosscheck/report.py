@@ -3,12 +3,12 @@ blocks, and the report that renders them (frame, dict, text)."""
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from evalbayes.frequentist import (
@@ -21,6 +21,7 @@ from evalbayes.frequentist import (
     PairedOutcomes,
     SignFlipResult,
 )
+from evalbayes.rendering import Rendered, frame_html, jsonable
 
 __all__ = [
     "SATURATED_SHARE",
@@ -35,7 +36,7 @@ SATURATED_SHARE = 0.9  # seed 001: 90% or more of the cases pass every trial
 
 
 @dataclass(frozen=True)
-class SystemCrosscheck:
+class SystemCrosscheck(Rendered):
     """Frequentist summary of one system over the tasks it ran.
 
     Attributes
@@ -83,7 +84,7 @@ class SystemCrosscheck:
 
 
 @dataclass(frozen=True)
-class ComparisonCrosscheck:
+class ComparisonCrosscheck(Rendered):
     """Paired comparison of B against the baseline A on the tasks both ran.
 
     Attributes
@@ -127,23 +128,6 @@ class ComparisonCrosscheck:
     dropped: tuple[str, ...]
 
 
-def _clean(value: Any) -> Any:
-    """JSON-friendly copy: numpy scalars to Python, NaN/inf to None, tuples to lists."""
-    if isinstance(value, Mapping):
-        return {str(key): _clean(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(item) for item in value]
-    if isinstance(value, np.ndarray):
-        return _clean(value.tolist())
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        return float(value) if math.isfinite(value) else None
-    return value
-
-
 def _fmt(value: float | None, digits: int = 3) -> str:
     if value is None or not math.isfinite(value):
         return "-"
@@ -155,7 +139,7 @@ def _interval_text(lower: float, upper: float, digits: int = 3) -> str:
 
 
 @dataclass(frozen=True)
-class CrosscheckReport:
+class CrosscheckReport(Rendered):
     """Result of :func:`crosscheck`.
 
     Attributes
@@ -183,6 +167,31 @@ class CrosscheckReport:
     n_resamples: int
     seed: int | None
     cluster: str | None
+
+    _settings_fields = ("k", "ci_prob", "n_resamples", "seed", "cluster")
+
+    def title(self) -> str:
+        """E.g. ``Crosscheck of 3 systems (95% intervals, 10,000 resamples, seed 0)``."""
+        return (
+            f"Crosscheck of {len(self.systems)} systems ({self.ci_prob:.0%} intervals, "
+            f"{self.n_resamples:,} resamples, seed {self.seed}); estimand: these tasks"
+        )
+
+    def to_text(self) -> str:
+        """The readable report (:meth:`format_table`)."""
+        return self.format_table()
+
+    def _repr_html_(self) -> str:
+        """Title, the per-system table and the paired block as HTML (escaped)."""
+        parts = [f"<div><p><strong>{html.escape(self.title())}</strong></p>",
+                 frame_html(self.to_frame())]
+        if self.comparison is not None:
+            comp = self.comparison
+            parts.append(
+                f"<p>compare {html.escape(comp.system)} - {html.escape(comp.baseline)}</p>"
+            )
+            parts.append(frame_html(self.comparison_frame()))
+        return "".join(parts) + "</div>"
 
     def to_frame(self) -> pd.DataFrame:
         """One row per system: pass@1 two ways, intervals, pass@k, pass^k, rho, flags."""
@@ -243,7 +252,9 @@ class CrosscheckReport:
         return pd.DataFrame([row])
 
     def to_dict(self) -> dict[str, Any]:
-        """Nested plain-Python dict (``json.dumps``-able; NaN becomes None)."""
+        """Nested plain-Python dict (``json.dumps``-able; NaN becomes None): ``settings``,
+        ``systems``, ``comparison``, and the rendered ``result``, ``title`` and ``records``
+        (the rows of :meth:`to_frame`)."""
         systems = []
         for s in self.systems:
             corr = s.correlation
@@ -303,7 +314,9 @@ class CrosscheckReport:
                 else comp.non_inferiority.__dict__,
                 "dropped": comp.dropped,
             }
-        return _clean(out)
+        rendered = super().to_dict()
+        out.update(result=rendered["result"], title=rendered["title"], records=rendered["records"])
+        return jsonable(out)
 
     def format_table(self) -> str:
         """Readable plain-text report for a terminal."""
