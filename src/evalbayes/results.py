@@ -37,7 +37,7 @@ from evalbayes.diagnostics import Diagnostics, convergence_diagnostics
 from evalbayes.fingerprint import fit_fingerprint
 from evalbayes.inference import SamplerConfig, config_hash
 from evalbayes.intervals import credible_interval
-from evalbayes.names import IntervalKind, check_k, check_metric
+from evalbayes.names import UNSET, IntervalKind, Unset, check_k, check_metric, check_seed, pick_seed
 from evalbayes.rendering import Rendered, frame_html, frame_text, jsonable
 
 __all__ = ["FIT_FORMAT", "FittedModel", "Posterior", "PosteriorPredictiveCheck"]
@@ -283,13 +283,17 @@ class Posterior(Rendered):
         """Draws of pass^k = E[p^k] (tau-bench; seed 001), dims ``(chain, draw, system, k)``."""
         return self.curve("pass^k", k, estimand=estimand, per_task=per_task)
 
-    def success_prob(self, seed: int | None = None) -> xr.DataArray:
+    def success_prob(
+        self, seed: int | None = None, *, random_seed: int | Unset | None = UNSET
+    ) -> xr.DataArray:
         """Explicit draws of every cell's success probability, dims (chain, draw, system, task).
 
         For collapsed models these are drawn from the conjugate posterior; the default seed
         is the fit's, which gives the same draws that the "tasks" curves use.
+        ``random_seed`` is PyMC's name for ``seed`` (give either).
         """
-        seed = self.sampler.seed if seed is None else seed
+        seed = pick_seed(seed, random_seed, default=None)
+        seed = self.sampler.seed if seed is None else check_seed(seed)
         return self.model.success_prob(self.posterior, self.data, seed)
 
     def log_likelihood(self) -> xr.DataArray:
@@ -368,20 +372,28 @@ class Posterior(Rendered):
             self.posterior, self.sample_stats, warn=warn and not self.approximate
         )
 
-    def posterior_predictive(self, seed: int = 0) -> xr.DataArray:
-        """Replicated counts on the observed cells, dims ``(chain, draw, system, task)``."""
+    def posterior_predictive(
+        self, seed: int = 0, *, random_seed: int | Unset = UNSET
+    ) -> xr.DataArray:
+        """Replicated counts on the observed cells, dims ``(chain, draw, system, task)``.
+
+        ``random_seed`` is PyMC's name for ``seed`` (give either).
+        """
+        seed = check_seed(pick_seed(seed, random_seed))
         return self.model.posterior_predictive(self.posterior, self.data, seed)
 
-    def ppc(self, seed: int = 0, ci_prob: float = 0.9) -> PosteriorPredictiveCheck:
+    def ppc(
+        self, seed: int = 0, ci_prob: float = 0.9, *, random_seed: int | Unset = UNSET
+    ) -> PosteriorPredictiveCheck:
         """Check the per-task count histogram against replicated data.
 
         For each system, the number of tasks with each count ``c`` (or rate bin) is compared
         with the same statistic of the posterior predictive replicates. A well-specified
         model puts about ``ci_prob`` of the observed bins inside the replicated intervals;
         a model without task heterogeneity (``pooling="complete"``) misses the U shape of
-        agent benchmarks badly.
+        agent benchmarks badly. ``random_seed`` is PyMC's name for ``seed`` (give either).
         """
-        rep = self.posterior_predictive(seed)
+        rep = self.posterior_predictive(pick_seed(seed, random_seed))
         n = self.data.n.values
         c = self.data.c.values
         rows = []

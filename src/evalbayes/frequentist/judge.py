@@ -18,6 +18,7 @@ from evalbayes.frequentist._checks import (
 )
 from evalbayes.frequentist._dist import norm_isf
 from evalbayes.frequentist._rng import Seed, as_generator
+from evalbayes.names import UNSET, Unset, pick_seed
 from evalbayes.rendering import Rendered
 
 __all__ = ["KappaResult", "RoganGladenResult", "cohen_kappa", "rogan_gladen"]
@@ -123,6 +124,7 @@ def cohen_kappa(
     n_resamples: int = 2000,
     ci_prob: float = 0.95,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
     threshold: float = 0.6,
     min_n: int = 20,
 ) -> KappaResult:
@@ -136,13 +138,14 @@ def cohen_kappa(
     ----------
     judge, label : 1-D array_like of bool or 0/1
         Verdicts of the judge and labels, aligned by case (held-out cases only).
-    n_resamples, ci_prob, seed
+    n_resamples, ci_prob, seed, random_seed
         Bootstrap settings.
     threshold : float
         Kappa needed for ``"calibrated"`` (``--threshold``).
     min_n : int
         Cases needed for a status other than ``"insufficient-data"`` (``--min-n``).
     """
+    seed = pick_seed(seed, random_seed)
     j = _binary(judge, "judge")
     lab = _binary(label, "label")
     if j.shape != lab.shape:

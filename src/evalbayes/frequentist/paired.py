@@ -23,6 +23,7 @@ from evalbayes.frequentist._checks import (
 from evalbayes.frequentist._dist import binom_cdf
 from evalbayes.frequentist._rng import Seed, as_generator
 from evalbayes.frequentist.bootstrap import BootstrapResult, bootstrap_ci
+from evalbayes.names import UNSET, Unset, pick_seed
 from evalbayes.rendering import Rendered
 
 __all__ = [
@@ -240,6 +241,7 @@ def sign_flip_test(
     alternative: Alternative = "two-sided",
     n_resamples: int = 10_000,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
     exact_max: int = 20,
     margin: float = 0.0,
 ) -> SignFlipResult:
@@ -270,11 +272,14 @@ def sign_flip_test(
         Monte Carlo assignments when ``N > exact_max``.
     seed : int, numpy.random.Generator or None
         Same seed, same p (Monte Carlo only).
+    random_seed : optional
+        PyMC's name for ``seed``; give either (both given must agree).
     exact_max : int
         Largest number of units (clusters) enumerated exactly.
     margin : float
         Non-inferiority margin ``D >= 0``.
     """
+    seed = pick_seed(seed, random_seed)
     d = as_values(differences, "differences")
     if alternative not in ("two-sided", "greater", "less"):
         raise ValueError(
@@ -402,6 +407,7 @@ def paired_comparison(
     ci_prob: float = 0.95,
     alpha: float = 0.05,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
     exact_max: int = 20,
 ) -> PairedComparison:
     """Paired bootstrap interval, two-sided sign-flip test and verdict for ``b - a``.
@@ -412,13 +418,14 @@ def paired_comparison(
         Per-unit scores of A (baseline) and B on the same units.
     clusters : 1-D array_like, optional
         Resample and flip whole clusters.
-    n_resamples, ci_prob, seed
+    n_resamples, ci_prob, seed, random_seed
         Bootstrap (and Monte Carlo sign-flip) settings; one generator serves both.
     alpha : float
         Level of the sign-flip test in the verdict.
     exact_max : int
         Largest number of units enumerated exactly by the sign-flip test.
     """
+    seed = pick_seed(seed, random_seed)
     a_arr = as_values(a, "a")
     b_arr = as_values(b, "b")
     if a_arr.shape != b_arr.shape:
@@ -453,6 +460,7 @@ def non_inferiority(
     n_resamples: int = 10_000,
     ci_prob: float = 0.95,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
     exact_max: int = 20,
 ) -> NonInferiorityResult:
     """Is B at most ``margin`` worse than A? (seed 001, ``--margin D``; CONSORT).
@@ -466,9 +474,10 @@ def non_inferiority(
         Per-unit scores of A and B on the same units.
     margin : float
         ``D > 0``, on the scale of the scores (e.g. 0.02 for two points of pass rate).
-    clusters, alpha, n_resamples, ci_prob, seed, exact_max
+    clusters, alpha, n_resamples, ci_prob, seed, random_seed, exact_max
         As :func:`paired_comparison`; ``alpha`` is one-sided.
     """
+    seed = pick_seed(seed, random_seed)
     margin = float(margin)
     if not np.isfinite(margin) or margin <= 0:
         raise ValueError(f"the non-inferiority margin must be > 0, got {margin}")

@@ -57,6 +57,7 @@ from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, padded_size
 from evalbayes.metrics import beta_curve, prob_curve
 from evalbayes.models.base import Model, ModelInputs, binomial_log_choose
+from evalbayes.names import UNSET, Unset, check_seed, pick_seed
 
 __all__ = ["BetaBinomialModel"]
 
@@ -172,13 +173,21 @@ class BetaBinomialModel(Model):
 
     # ------------------------------------------------------------------ simulation
     def simulate_prior(
-        self, systems: int, tasks: int, trials: int, seed: int = 0
+        self,
+        systems: int,
+        tasks: int,
+        trials: int,
+        seed: int = 0,
+        *,
+        random_seed: int | Unset = UNSET,
     ) -> tuple[EvalData, dict[str, np.ndarray]]:
         """Draw hyperparameters from the prior and counts from the model (for SBC).
 
         Returns the data (``systems x tasks`` cells of ``trials`` trials) and the true
         ``mu`` and ``kappa`` per system. ``pooling="partial"`` with independent hyperpriors.
+        ``random_seed`` is PyMC's name for ``seed`` (give either).
         """
+        seed = check_seed(pick_seed(seed, random_seed))
         if self.pooling != "partial" or self.hyperprior != "independent":
             raise ValueError("simulate_prior needs pooling='partial', hyperprior='independent'")
         rng = np.random.default_rng(seed)

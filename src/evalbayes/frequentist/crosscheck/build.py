@@ -29,6 +29,7 @@ from evalbayes.frequentist.crosscheck.report import (
     CrosscheckReport,
     SystemCrosscheck,
 )
+from evalbayes.names import UNSET, Unset, pick_seed
 
 __all__ = ["crosscheck"]
 
@@ -177,6 +178,7 @@ def crosscheck(
     *,
     n_resamples: int = 10_000,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
     ci_prob: float = 0.95,
     cluster: str | None = None,
     margin: float | None = None,
@@ -198,6 +200,8 @@ def crosscheck(
     seed : int, numpy.random.Generator or None
         Same seed, same report. An int seeds each random path afresh, so one system's
         numbers do not depend on which other systems are in the data.
+    random_seed : optional
+        PyMC's name for ``seed``; give either (both given must agree).
     ci_prob : float
         Nominal coverage of every interval.
     cluster : str, optional
@@ -206,6 +210,7 @@ def crosscheck(
     margin : float, optional
         Non-inferiority margin ``D`` for the paired block (seed 001 ``--margin``).
     """
+    seed = pick_seed(seed, random_seed)
     if not isinstance(data, EvalData):
         raise TypeError(f"expected EvalData, got {type(data).__name__}")
     observed_n = data.n.values[data.n.values > 0]
