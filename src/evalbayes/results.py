@@ -48,7 +48,11 @@ FIT_FORMAT = "evalbayes-posterior/2"
 class FittedModel(Protocol):
     """What a posterior needs of the model that produced it (models implement it)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def needs_mcmc(self) -> bool: ...
 
     def to_config(self) -> dict[str, Any]: ...
 

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     data = read_data(args)
     report = crosscheck(
         data,
-        k=tuple(ks(args.k, ())) or None,
+        k=tuple(int(k) for k in ks(args.k, ())) or None,
         compare=tuple(args.compare) if args.compare else None,
         n_resamples=args.resamples,
         seed=args.seed,

@@ -174,15 +174,15 @@ def cohen_kappa(
     neg = n_cases - pos
     sensitivity = float((j & lab).sum() / pos) if pos else float("nan")
     specificity = float((~j & ~lab).sum() / neg) if neg else float("nan")
-    kappa = float(kappa)
-    if n_cases < min_n or not np.isfinite(kappa):
+    kappa_value = float(kappa)
+    if n_cases < min_n or not np.isfinite(kappa_value):
         status = "insufficient-data"
-    elif kappa >= threshold:
+    elif kappa_value >= threshold:
         status = "calibrated"
     else:
         status = "uncalibrated"
     return KappaResult(
-        kappa=kappa,
+        kappa=kappa_value,
         lower=lower,
         upper=upper,
         ci_prob=level,

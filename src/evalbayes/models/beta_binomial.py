@@ -57,7 +57,7 @@ from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, padded_size
 from evalbayes.metrics import beta_curve, prob_curve
 from evalbayes.models.base import Model, ModelInputs, binomial_log_choose
-from evalbayes.names import UNSET, Unset, check_seed, pick_seed
+from evalbayes.names import UNSET, Unset, check_metric, check_seed, pick_seed
 
 __all__ = ["BetaBinomialModel"]
 
@@ -355,9 +355,11 @@ class BetaBinomialModel(Model):
     ) -> np.ndarray:
         """Closed form over the population Beta, ``1 - B(a, b + k) / B(a, b)`` (pass@k)."""
         if self.pooling == "complete":
-            return prob_curve(posterior["p"].transpose("chain", "draw", "system").values, k, metric)
+            return prob_curve(
+                posterior["p"].transpose("chain", "draw", "system").values, k, check_metric(metric)
+            )
         a, b = self._ab(posterior)
-        return beta_curve(a, b, k, metric)
+        return beta_curve(a, b, k, check_metric(metric))
 
     def expected_curve(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
@@ -382,7 +384,7 @@ class BetaBinomialModel(Model):
             a_post = a[..., s, None] + c_s
             b_post = b[..., s, None] + (n_s - c_s)
             for j, kj in enumerate(k):
-                vals = beta_curve(a_post, b_post, kj, metric)[..., 0]
+                vals = beta_curve(a_post, b_post, kj, check_metric(metric))[..., 0]
                 out[..., s, j] = vals @ w_s / w_s.sum()
         return xr.DataArray(
             out,

@@ -66,7 +66,7 @@ def build_report(
     if not data.equals(posterior.data):
         raise ValueError("the fit was made on other data than the data given to the report")
     ctx = make_context(data, posterior, seed)
-    header = (
+    header: tuple[str, ...] = (
         f"{len(data.systems)} systems × {len(data.tasks):,} tasks; {posterior.label}; "
         f"evalbayes {__version__}; seed {seed}.",
         "Every number names its estimand: 'these tasks' or 'tasks like these'.",

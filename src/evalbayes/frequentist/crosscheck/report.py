@@ -339,7 +339,7 @@ class CrosscheckReport(Rendered):
             lines.append(
                 f"{s.system:<{width}}  {s.n_tasks:>5}  {s.n_trials:>7}  "
                 f"{s.pass1_mean:>6.3f}  {s.pass1_pooled:>6.3f}  "
-                f"{_interval_text(s.wilson.lower, s.wilson.upper):<16}  "
+                f"{_interval_text(float(s.wilson.lower), float(s.wilson.upper)):<16}  "
                 f"{_interval_text(s.task_bootstrap.lower, s.task_bootstrap.upper):<16}  "
                 f"{_fmt(corr.rho if corr else None, 2):>5}  "
                 f"{_fmt(corr.design_effect if corr else None, 1):>5}"
