@@ -83,6 +83,13 @@ class ReportContext:
         """Draws of ``metric`` for ``estimand``; None when the model lacks the estimand."""
         return self.curves.get((metric, estimand))
 
+    def draws(self, metric: str, estimand: str) -> xr.DataArray:
+        """Draws of ``metric`` for an ``estimand`` the model has (else ValueError)."""
+        curve = self.curve(metric, estimand)
+        if curve is None:
+            raise ValueError(f"the fit has no {estimand!r} estimand of {metric}")
+        return curve
+
     def summary(self, metric: str, estimand: str, k: int) -> dict[str, tuple[float, float, float]]:
         """Per system: posterior mean, lower and upper ``ci_prob`` equal-tailed bound at k."""
         draws = self.curve(metric, estimand)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -132,10 +133,10 @@ def compare_pairs(ctx: ReportContext, pairs: list[tuple[str, str]]) -> list[Pair
     """Both verdicts for every ``(B, A)`` pair, Holm-adjusted across the pairs."""
     if not pairs:
         return []
-    tasks = ctx.curve("pass@k", "tasks").sel(k=1.0)
+    tasks = ctx.draws("pass@k", "tasks").sel(k=1.0)
     population = ctx.curve("pass@k", "population")
     population = None if population is None else population.sel(k=1.0)
-    partial = []
+    partial: list[dict[str, Any]] = []
     for b, a in pairs:
         diff = (tasks.sel(system=b) - tasks.sel(system=a)).values.ravel()
         lower, upper = np.quantile(diff, [(1 - ctx.ci_prob) / 2, (1 + ctx.ci_prob) / 2])
@@ -300,7 +301,7 @@ def _frequentist_table(results: list[PairResult]) -> Table:
 
 
 def _by_k_table(ctx: ReportContext, pairs: list[tuple[str, str]]) -> Table:
-    comparison = Comparison.from_draws(ctx.curve("pass@k", "tasks"), rope=ctx.rope,
+    comparison = Comparison.from_draws(ctx.draws("pass@k", "tasks"), rope=ctx.rope,
                                        ci_prob=ctx.ci_prob)
     stats = comparison.stats["p_superior"]
     rows = [
@@ -324,7 +325,7 @@ def _matrix_figure(ctx: ReportContext) -> Figure:
         figure, axes = new_figure(size * len(estimands) + 1.0, size, 1, len(estimands))
         for ax, estimand in zip(axes[0], estimands, strict=True):
             comparison = Comparison.from_draws(
-                ctx.curve("pass@k", estimand).sel(k=[1.0]), rope=ctx.rope,
+                ctx.draws("pass@k", estimand).sel(k=[1.0]), rope=ctx.rope,
                 ci_prob=ctx.ci_prob, systems=chosen,
             )  # fmt: skip
             plot_superiority_matrix(comparison, ax=ax)
@@ -346,7 +347,7 @@ def _forest_figure(ctx: ReportContext) -> Figure:
     many = len(ranking) > ALL_PAIRS_MAX
     # plot_comparison draws "later minus earlier": worst first gives better minus worse
     comparison = Comparison.from_draws(
-        ctx.curve("pass@k", "tasks").sel(k=[1.0]), rope=ctx.rope, ci_prob=ctx.ci_prob,
+        ctx.draws("pass@k", "tasks").sel(k=[1.0]), rope=ctx.rope, ci_prob=ctx.ci_prob,
         systems=ranking if many else ranking[::-1],
     )  # fmt: skip
     n_pairs = len(ranking) - 1 if many else len(ranking) * (len(ranking) - 1) // 2

@@ -35,7 +35,7 @@ def _estimate_cells(ctx: ReportContext, metric: str, estimand: str, k: int) -> d
 
 
 def _p_best(ctx: ReportContext) -> dict[str, float]:
-    draws = ctx.curve("pass@k", "tasks").sel(k=[1.0])
+    draws = ctx.draws("pass@k", "tasks").sel(k=[1.0])
     if len(ctx.systems) < 2:
         return {s: 1.0 for s in ctx.systems}
     best = Comparison.from_draws(draws, rope=ctx.rope, ci_prob=ctx.ci_prob).p_best()
@@ -55,7 +55,7 @@ def systems_section(ctx: ReportContext) -> Section:
             [
                 s.system,
                 fmt(s.pass1_mean),
-                fmt_interval(s.wilson.lower, s.wilson.upper),
+                fmt_interval(float(s.wilson.lower), float(s.wilson.upper)),
                 fmt_interval(s.task_bootstrap.lower, s.task_bootstrap.upper),
                 fmt(t_mean),
                 fmt_interval(t_lo, t_hi),
@@ -148,7 +148,7 @@ def _curve_figure(ctx: ReportContext, metric: str) -> Figure:
         figure, axes = new_figure(5.6 * len(estimands), 4.2, 1, len(estimands))
         for ax, estimand in zip(axes[0], estimands, strict=True):
             plot(
-                ctx.curve(metric, estimand),
+                ctx.draws(metric, estimand),
                 unbiased=ctx.unbiased(metric) if estimand == "tasks" else None,
                 ax=ax,
                 systems=systems,
