@@ -42,7 +42,7 @@ QUICKSTART = [
 Chapter 17 of the seeds ("Evaluation", seed 000) evaluates a 158k-parameter agent on ten
 held-out bug-fixing tasks. Its raw data are per-task success counts, bundled with evalbayes as
 `datasets.load("tinyagent")`. This notebook reproduces the chapter's numbers with
-`evalbayes.frequentist` and `evalbayes.crosscheck`, and puts the Bayesian numbers of the
+`evalbayes.frequentist` and `evalbayes.frequentist.crosscheck`, and puts the Bayesian numbers of the
 Beta-Binomial hierarchy beside them:
 
 1. pass@1 of the RL base agent and the 80-step GRPO checkpoint (sec. 17.1: 0.144 and 0.819);
@@ -60,7 +60,7 @@ Cells that end in `assert` check a number printed in the chapter."""),
 32 episodes on each of ten tasks for the RL base agent and the checkpoint after 80 GRPO
 steps. pass@1 is the task average of the per-task rates."""),
     ("code", '''\
-from evalbayes.crosscheck import crosscheck
+from evalbayes.frequentist.crosscheck import crosscheck
 
 data171 = eb.datasets.load("tinyagent", experiment="sec17.1")
 print(data171)

@@ -125,3 +125,32 @@ def test_seed_and_random_seed_are_one_option(capsys):
     assert main(["crosscheck", "dataset:tinyagent", "--k", "1", "--format", "json",
                  "--seed", "7", "--resamples", "200"]) == 0
     assert capsys.readouterr().out == a
+
+
+def test_reader_flags_are_generated_from_the_readers_options():
+    """Every option of io.reader_options() is a flag of the commands that read data; a
+    command's own flag of the same name wins and the reader's becomes --reader-<name>."""
+    import argparse
+
+    from evalbayes.cli import build_parser
+    from evalbayes.cli._readers import add_reader_args, reader_options
+    from evalbayes.io import reader_options as io_reader_options
+
+    names = {spec.name for specs in io_reader_options().values() for spec in specs}
+    parser = build_parser("crosscheck")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command = sub.choices["crosscheck"]
+    strings = set(command._option_string_actions)
+    for name in names:
+        assert "--" + name.replace("_", "-") in strings, name
+    args = parser.parse_args(["crosscheck", "x.json", "--errors", "drop", "--no-task-prefix",
+                              "--threshold", "0.5", "--task-coords", "a", "b"])
+    assert reader_options(args) == {"errors": "drop", "task_prefix": False, "threshold": 0.5,
+                                    "task_coords": ["a", "b"]}
+    with pytest.raises(SystemExit):
+        parser.parse_args(["crosscheck", "x.json", "--errors", "maybe"])
+    own = argparse.ArgumentParser()
+    own.add_argument("--metric")
+    add_reader_args(own)
+    args = own.parse_args(["--metric", "pass@k", "--reader-metric", "acc"])
+    assert args.metric == "pass@k" and reader_options(args) == {"metric": "acc"}

@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from evalbayes.crosscheck import CrosscheckReport, crosscheck
 from evalbayes.data import EvalData
 from evalbayes.datasets import load
+from evalbayes.frequentist.crosscheck import CrosscheckReport, crosscheck
 
 
 @pytest.fixture(scope="module")
@@ -130,8 +130,26 @@ def test_bad_inputs():
 
 def test_import_does_not_pull_in_pymc():
     code = (
-        "import sys, evalbayes.crosscheck, evalbayes.frequentist; "
+        "import sys, evalbayes.frequentist.crosscheck, evalbayes.frequentist; "
         "print(sorted(m for m in ('pymc', 'pytensor', 'arviz') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_old_module_name_still_imports_with_a_deprecation_warning():
+    code = (
+        "import warnings; warnings.simplefilter('error', DeprecationWarning)\n"
+        "try:\n    import evalbayes.crosscheck\nexcept DeprecationWarning as w:\n    print(w)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "evalbayes.frequentist.crosscheck" in out.stdout
+    import evalbayes.frequentist.crosscheck as new
+
+    with pytest.warns(DeprecationWarning):
+        import importlib
+
+        import evalbayes.crosscheck as old
+
+        importlib.reload(old)
+    assert old.crosscheck is new.crosscheck

@@ -18,7 +18,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 import evalbayes as eb
-from evalbayes.crosscheck import crosscheck
+from evalbayes.frequentist.crosscheck import crosscheck
 from evalbayes.report import build_report, markdown_path, read_meta, write_report
 from evalbayes.report.document import Callout, Figure, Section, Table
 from evalbayes.report.markdown import escape_markdown

@@ -43,6 +43,7 @@ from evalbayes.names import (
     check_metric,
     check_systems,
 )
+from evalbayes.rendering import Rendered, jsonable
 from evalbayes.results import Posterior
 
 __all__ = ["Comparison", "compare"]
@@ -160,7 +161,7 @@ def _rank_probabilities(values: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class Comparison:
+class Comparison(Rendered):
     """Pairwise posterior comparisons of systems for one metric and estimand.
 
     Build it with :func:`compare` (from a posterior) or :meth:`from_draws`.
@@ -196,6 +197,8 @@ class Comparison:
     approximate: bool
     label: str = ""
     posterior: Posterior | None = field(default=None, repr=False)
+
+    _settings_fields = ("metric", "estimand", "rope", "ci_prob", "kind", "approximate", "label")
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -463,6 +466,25 @@ class Comparison:
                 + ", ".join(f"{self.systems[s]} {best.values[s]:.3f}" for s in order)
             )
         return "\n".join(lines)
+
+    def settings(self) -> dict[str, Any]:
+        """Metric, estimand, k, ROPE, interval, approximate and the fit's label."""
+        out = super().settings()
+        out["k"] = jsonable(self.k)
+        out["unit_dim"] = self.unit_dim
+        return out
+
+    def title(self) -> str:
+        """E.g. ``Comparison of pass@k, estimand 'tasks' (ROPE 0.01, 95% eti)``."""
+        approx = " [APPROXIMATE: variational]" if self.approximate else ""
+        return (
+            f"Comparison of {self.metric}, estimand {self.estimand!r} (ROPE {self.rope:g}, "
+            f"{self.ci_prob:.0%} {self.kind}){approx}"
+        )
+
+    def to_text(self) -> str:
+        """The readable :meth:`summary`."""
+        return self.summary()
 
     def __repr__(self) -> str:
         approx = ", APPROXIMATE" if self.approximate else ""

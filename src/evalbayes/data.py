@@ -658,7 +658,7 @@ class EvalData:
     def task_coords(self) -> dict[str, np.ndarray]:
         """Task-level coordinates other than the task name."""
         return {
-            name: coord.values
+            str(name): coord.values
             for name, coord in self.dataset.coords.items()
             if coord.dims == ("task",) and name != "task"
         }
@@ -667,7 +667,7 @@ class EvalData:
     def system_coords(self) -> dict[str, np.ndarray]:
         """System-level coordinates other than the system name."""
         return {
-            name: coord.values
+            str(name): coord.values
             for name, coord in self.dataset.coords.items()
             if coord.dims == ("system",) and name != "system"
         }
@@ -724,7 +724,7 @@ class EvalData:
             if name not in ds.coords:
                 raise ValueError(f"unknown coordinate {name!r}; known: {list(ds.coords)}")
             dim = ds.coords[name].dims[0]
-            values = [value] if np.isscalar(value) else list(value)
+            values: list[Any] = [value] if np.isscalar(value) else list(value)
             ds = ds.isel({dim: np.isin(ds.coords[name].values, values)})
         if ds.sizes["system"] == 0 or ds.sizes["task"] == 0:
             raise ValueError("the selection is empty")

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
+
+from evalbayes.rendering import Rendered, frame_text, jsonable
 
 __all__ = ["ConvergenceWarning", "Diagnostics", "convergence_diagnostics"]
 
@@ -26,7 +29,7 @@ class ConvergenceWarning(UserWarning):
 
 
 @dataclass(frozen=True)
-class Diagnostics:
+class Diagnostics(Rendered):
     """Convergence summary of one fit.
 
     Attributes
@@ -64,9 +67,25 @@ class Diagnostics:
             f"({self.draws} draws) -> {status}"
         )
 
-    def to_dict(self) -> dict[str, object]:
-        """JSON-serialisable summary."""
-        return {
+    def to_frame(self) -> pd.DataFrame:
+        """One row per scalar parameter: ``parameter, rhat, ess_bulk, ess_tail``."""
+        return self.table
+
+    def settings(self) -> dict[str, Any]:
+        """The bars every parameter is held to."""
+        return {"rhat_bar": RHAT_MAX, "ess_bar": ESS_MIN}
+
+    def title(self) -> str:
+        """The one-line verdict (the same as ``str(diagnostics)``)."""
+        return str(self)
+
+    def to_text(self) -> str:
+        """The verdict line and the per-parameter table."""
+        return f"{self}\n{frame_text(self.table)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable summary, the bars (``settings``) and the per-parameter records."""
+        out: dict[str, Any] = {
             "rhat_max": self.rhat_max,
             "ess_bulk_min": self.ess_bulk_min,
             "ess_tail_min": self.ess_tail_min,
@@ -75,6 +94,8 @@ class Diagnostics:
             "passed": self.passed,
             "problems": list(self.problems),
         }
+        out.update(super().to_dict())
+        return jsonable(out)
 
 
 def _per_parameter(posterior: xr.Dataset) -> pd.DataFrame:

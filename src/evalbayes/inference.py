@@ -21,10 +21,12 @@ from evalbayes.names import (
     APPROXIMATE_METHODS,
     MCMC_METHODS,
     SAMPLER_DEFAULTS,
+    UNSET,
     Method,
     check_count,
     check_method,
     check_seed,
+    pick_seed,
 )
 
 __all__ = [
@@ -103,9 +105,7 @@ class SamplerConfig:
 
 def resolve_seed(seed: int | None, random_seed: int | None) -> int:
     """The seed from either spelling (``seed`` or PyMC's ``random_seed``); default 0."""
-    if seed is not None and random_seed is not None and seed != random_seed:
-        raise ValueError(f"seed={seed} and random_seed={random_seed} disagree: give one")
-    value = seed if seed is not None else random_seed
+    value = pick_seed(seed, UNSET if random_seed is None else random_seed, default=None)
     return SAMPLER_DEFAULTS["seed"] if value is None else check_seed(value)
 
 

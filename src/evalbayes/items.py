@@ -123,12 +123,12 @@ def _irt(posterior: Posterior) -> ItemModel:
 def _flat(draws: IRTDraws) -> IRTDraws:
     """Collapse (chain, draw) into one sample axis."""
 
-    def f(x: np.ndarray | None) -> np.ndarray | None:
-        return None if x is None else x.reshape(-1, *x.shape[2:])
+    def f(x: np.ndarray) -> np.ndarray:
+        return x.reshape(-1, *x.shape[2:])
 
     return IRTDraws(
         theta=f(draws.theta), b=f(draws.b), a=f(draws.a), g=f(draws.g),
-        sigma_b=f(draws.sigma_b), sigma_a=f(draws.sigma_a),
+        sigma_b=f(draws.sigma_b), sigma_a=None if draws.sigma_a is None else f(draws.sigma_a),
     )  # fmt: skip
 
 

@@ -28,10 +28,12 @@ __all__ = [
     "SAMPLE_DIMS",
     "SYSTEM_DIM",
     "TASK_DIM",
+    "UNSET",
     "Estimand",
     "IntervalKind",
     "Method",
     "Metric",
+    "Unset",
     "check_ci_prob",
     "check_count",
     "check_estimand",
@@ -41,6 +43,7 @@ __all__ = [
     "check_metric",
     "check_seed",
     "check_systems",
+    "pick_seed",
 ]
 
 # ----------------------------------------------------------------------------- estimands
@@ -153,6 +156,52 @@ def check_count(value: Any, name: str, minimum: int = 1) -> int:
 def check_seed(seed: Any, name: str = "seed") -> int:
     """Return ``seed`` if it is a non-negative integer (NumPy's and PyMC's rule), else raise."""
     return check_count(seed, name, minimum=0)
+
+
+class Unset:
+    """Type of :data:`UNSET`, the marker of an argument left out (``random_seed``)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = Unset()
+
+
+def _same_seed(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    ints = (int, np.integer)
+    return (
+        isinstance(a, ints)
+        and isinstance(b, ints)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+        and int(a) == int(b)
+    )
+
+
+def pick_seed(seed: Any, random_seed: Any = UNSET, *, default: Any = 0) -> Any:
+    """The seed under either name: evalbayes' ``seed`` or PyMC's ``random_seed``.
+
+    Every public function that takes ``seed`` also takes ``random_seed`` (the name PyMC's
+    ``pm.sample`` uses) and passes both here. ``random_seed`` counts when given; ``seed``
+    left at its ``default`` yields to it; both given with different values is an error. The
+    value is returned as given: each caller applies its own rule (an int for fits; an int,
+    a :class:`numpy.random.Generator` or None for the frequentist resampling).
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` and ``random_seed`` are both given and disagree.
+    """
+    if random_seed is UNSET:
+        return seed
+    if _same_seed(seed, default) or (seed is None and default is None):
+        return random_seed
+    if _same_seed(seed, random_seed):
+        return seed
+    raise ValueError(f"seed={seed!r} and random_seed={random_seed!r} disagree: give one")
 
 
 def check_method(method: str) -> Method:

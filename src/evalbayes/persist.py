@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ def _restore_strings(ds: xr.Dataset) -> xr.Dataset:
     return ds.assign_coords(updates)
 
 
-def _json_attr(path: Path, attrs: dict[str, Any], key: str) -> Any:
+def _json_attr(path: Path, attrs: Mapping[Any, Any], key: str) -> Any:
     if key not in attrs:
         raise ValueError(f"{path}: evalbayes fit without its {key!r} attribute")
     try:

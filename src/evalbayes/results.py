@@ -19,6 +19,7 @@ evaluations, Miller 2024, "Adding error bars to evals"):
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import warnings
@@ -36,7 +37,8 @@ from evalbayes.diagnostics import Diagnostics, convergence_diagnostics
 from evalbayes.fingerprint import fit_fingerprint
 from evalbayes.inference import SamplerConfig, config_hash
 from evalbayes.intervals import credible_interval
-from evalbayes.names import IntervalKind, check_k, check_metric
+from evalbayes.names import UNSET, IntervalKind, Unset, check_k, check_metric, check_seed, pick_seed
+from evalbayes.rendering import Rendered, frame_html, frame_text, jsonable
 
 __all__ = ["FIT_FORMAT", "FittedModel", "Posterior", "PosteriorPredictiveCheck"]
 
@@ -46,7 +48,11 @@ FIT_FORMAT = "evalbayes-posterior/2"
 class FittedModel(Protocol):
     """What a posterior needs of the model that produced it (models implement it)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def needs_mcmc(self) -> bool: ...
 
     def to_config(self) -> dict[str, Any]: ...
 
@@ -73,7 +79,7 @@ class FittedModel(Protocol):
 
 
 @dataclass(frozen=True)
-class PosteriorPredictiveCheck:
+class PosteriorPredictiveCheck(Rendered):
     """Observed histogram of per-task counts against its posterior predictive distribution.
 
     Attributes
@@ -89,6 +95,8 @@ class PosteriorPredictiveCheck:
         equal bins of c/n, used when n varies).
     """
 
+    _settings_fields = ("ci_prob", "bins")
+
     table: pd.DataFrame
     ci_prob: float
     bins: str
@@ -98,9 +106,22 @@ class PosteriorPredictiveCheck:
         """Share of bins whose observed count lies outside the replicated interval."""
         return float(self.table["outside"].mean())
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (system, bin); see the class docstring."""
+        return self.table
+
+    def title(self) -> str:
+        """E.g. ``Posterior predictive check (90% intervals, count bins): 2 of 20 bins
+        outside``."""
+        outside = int(self.table["outside"].sum())
+        return (
+            f"Posterior predictive check ({self.ci_prob:.0%} intervals, {self.bins} bins): "
+            f"{outside} of {len(self.table)} bins outside"
+        )
+
 
 @dataclass(frozen=True, eq=False)
-class Posterior:
+class Posterior(Rendered):
     """Result of ``Model.fit``: draws plus everything needed to summarise them.
 
     Build it with ``model.fit(data)`` or :func:`load`; do not construct it by hand.
@@ -184,6 +205,51 @@ class Posterior:
     def __repr__(self) -> str:
         return f"Posterior({self.label}, {self.data!r})"
 
+    # ------------------------------------------------------------------ rendering
+    def to_frame(self) -> pd.DataFrame:
+        """The default :meth:`summary`: pass@1 of every system under every estimand."""
+        return self.summary()
+
+    def settings(self) -> dict[str, Any]:
+        """Model, its configuration and the sampler settings."""
+        return jsonable(
+            {
+                "model": self.model.name,
+                "model_config": self.model.to_config(),
+                "sampler": self.sampler.to_dict(),
+                "approximate": self.approximate,
+                "label": self.label,
+            }
+        )
+
+    def title(self) -> str:
+        """The fit's :attr:`label`."""
+        return self.label
+
+    def _diagnostics_line(self) -> str:
+        if self.approximate:
+            return "diagnostics: none for a variational fit; intervals are approximate"
+        return f"diagnostics: {self.diagnostics(warn=False)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Settings, convergence diagnostics and the :meth:`summary` records."""
+        out = super().to_dict()
+        if not self.approximate:
+            diagnostics = self.diagnostics(warn=False).to_dict()
+            out["diagnostics"] = {k: v for k, v in diagnostics.items() if k != "records"}
+        return out
+
+    def to_text(self) -> str:
+        """Label, diagnostics line and the :meth:`summary` table."""
+        return f"{self.label}\n{self._diagnostics_line()}\n{frame_text(self.summary())}"
+
+    def _repr_html_(self) -> str:
+        """Label, diagnostics line and the :meth:`summary` table as HTML (escaped)."""
+        return (
+            f"<div><p><strong>{html.escape(self.label)}</strong><br>"
+            f"{html.escape(self._diagnostics_line())}</p>{frame_html(self.summary())}</div>"
+        )
+
     # ------------------------------------------------------------------ derived
     def curve(
         self,
@@ -227,13 +293,17 @@ class Posterior:
         """Draws of pass^k = E[p^k] (tau-bench; seed 001), dims ``(chain, draw, system, k)``."""
         return self.curve("pass^k", k, estimand=estimand, per_task=per_task)
 
-    def success_prob(self, seed: int | None = None) -> xr.DataArray:
+    def success_prob(
+        self, seed: int | None = None, *, random_seed: int | Unset | None = UNSET
+    ) -> xr.DataArray:
         """Explicit draws of every cell's success probability, dims (chain, draw, system, task).
 
         For collapsed models these are drawn from the conjugate posterior; the default seed
         is the fit's, which gives the same draws that the "tasks" curves use.
+        ``random_seed`` is PyMC's name for ``seed`` (give either).
         """
-        seed = self.sampler.seed if seed is None else seed
+        seed = pick_seed(seed, random_seed, default=None)
+        seed = self.sampler.seed if seed is None else check_seed(seed)
         return self.model.success_prob(self.posterior, self.data, seed)
 
     def log_likelihood(self) -> xr.DataArray:
@@ -312,20 +382,28 @@ class Posterior:
             self.posterior, self.sample_stats, warn=warn and not self.approximate
         )
 
-    def posterior_predictive(self, seed: int = 0) -> xr.DataArray:
-        """Replicated counts on the observed cells, dims ``(chain, draw, system, task)``."""
+    def posterior_predictive(
+        self, seed: int = 0, *, random_seed: int | Unset = UNSET
+    ) -> xr.DataArray:
+        """Replicated counts on the observed cells, dims ``(chain, draw, system, task)``.
+
+        ``random_seed`` is PyMC's name for ``seed`` (give either).
+        """
+        seed = check_seed(pick_seed(seed, random_seed))
         return self.model.posterior_predictive(self.posterior, self.data, seed)
 
-    def ppc(self, seed: int = 0, ci_prob: float = 0.9) -> PosteriorPredictiveCheck:
+    def ppc(
+        self, seed: int = 0, ci_prob: float = 0.9, *, random_seed: int | Unset = UNSET
+    ) -> PosteriorPredictiveCheck:
         """Check the per-task count histogram against replicated data.
 
         For each system, the number of tasks with each count ``c`` (or rate bin) is compared
         with the same statistic of the posterior predictive replicates. A well-specified
         model puts about ``ci_prob`` of the observed bins inside the replicated intervals;
         a model without task heterogeneity (``pooling="complete"``) misses the U shape of
-        agent benchmarks badly.
+        agent benchmarks badly. ``random_seed`` is PyMC's name for ``seed`` (give either).
         """
-        rep = self.posterior_predictive(seed)
+        rep = self.posterior_predictive(pick_seed(seed, random_seed))
         n = self.data.n.values
         c = self.data.c.values
         rows = []

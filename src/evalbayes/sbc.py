@@ -9,9 +9,12 @@ autocorrelation does not make the ranks look over-dispersed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
+
+from evalbayes.rendering import Rendered
 
 __all__ = ["RankTest", "rank_statistics", "rank_uniformity"]
 
@@ -39,13 +42,41 @@ def rank_statistics(truth: np.ndarray, draws: np.ndarray, n_ranks: int = 99) -> 
 
 
 @dataclass(frozen=True)
-class RankTest:
+class RankTest(Rendered):
     """Chi-square test of uniform SBC ranks."""
 
     statistic: float
     pvalue: float
     counts: np.ndarray
     n_replicates: int
+
+    def to_frame(self) -> Any:
+        """One row per rank bin: ``bin``, observed ``count`` and the ``expected`` count."""
+        import pandas as pd
+
+        counts = np.asarray(self.counts)
+        return pd.DataFrame(
+            {
+                "bin": np.arange(counts.size),
+                "count": counts,
+                "expected": np.full(counts.size, self.n_replicates / counts.size),
+            }
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """The test's statistic, p-value and number of replicates."""
+        return {
+            "statistic": float(self.statistic),
+            "pvalue": float(self.pvalue),
+            "n_replicates": int(self.n_replicates),
+        }
+
+    def title(self) -> str:
+        """E.g. ``SBC rank uniformity: chi-square 7.2, p 0.62 (100 replicates)``."""
+        return (
+            f"SBC rank uniformity: chi-square {self.statistic:.3g}, p {self.pvalue:.3g} "
+            f"({self.n_replicates} replicates)"
+        )
 
 
 def rank_uniformity(ranks: np.ndarray, n_ranks: int = 99, bins: int = 10) -> RankTest:

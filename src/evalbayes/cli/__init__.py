@@ -68,15 +68,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if name == command:
             module = importlib.import_module(module_name)
             module.add_arguments(p)
+            from evalbayes.cli._common import finish_arguments
+
+            finish_arguments(p)
             p.set_defaults(run=module.run)
     return parser
 
 
 def cli_hint(message: str) -> str:
     """Name the CLI flag where a library message tells the user to pass ``option=``."""
-    from evalbayes.cli._common import READER_FLAGS
+    from evalbayes.cli._readers import reader_flags
 
-    flags = [flag for key, flag in READER_FLAGS.items() if re.search(rf"\b{key}=", message)]
+    flags = [flag for key, flag in reader_flags().items()
+             if re.search(rf"\b{key}=(?!\d)", message)]  # "c=3 > n=2" is data, not a hint
     return f"{message} (on the command line: {', '.join(flags)})" if flags else message
 
 

@@ -1,7 +1,8 @@
 """Shared argument groups and input reading of the ``evalbayes`` commands (output: _output).
 
 Input errors are :class:`CLIError` (a ValueError), reported by :func:`evalbayes.cli.main`
-(exit 2). :func:`reader_options` is the one place that maps flags to ``io.read`` options.
+(exit 2). The reader flags are generated from ``evalbayes.io.reader_options()`` (``_readers``);
+:func:`reader_options` maps the flags given to ``io.read`` options.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalbayes.cli._readers import add_reader_args, flag, reader_flags
+from evalbayes.cli._readers import reader_options as _reader_options
 from evalbayes.names import METHODS, SAMPLER_DEFAULTS, check_count
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,12 +27,6 @@ INPUT_FORMATS = (
     "auto", "inspect", "lm-eval", "helm", "terminal-bench", "swe-bench", "counts", "trials",
 )  # fmt: skip
 DATASET_PREFIX = "dataset:"
-#: CLI flag -> keyword argument of :func:`evalbayes.io.read` (the readers' options).
-READER_FLAGS = {
-    "system": "--system", "universe": "--universe", "threshold": "--threshold",
-    "missing": "--missing", "extra": "--extra", "errors": "--errors", "scorer": "--scorer",
-    "task_prefix": "--task-prefix",
-}  # fmt: skip
 
 
 class CLIError(ValueError):
@@ -82,22 +79,13 @@ def add_data_args(parser: argparse.ArgumentParser, name: str = "data", optional:
         help="keep only tasks/systems whose coordinate has this value, e.g. "
         "experiment=sec17.1; a column given twice keeps either value",
     )  # fmt: skip
-    group = parser.add_argument_group("reader options (passed to the log/table reader)")
-    group.add_argument("--system", action="append", metavar="NAME|OLD=NEW",
-                       help="system name of single-system files, or OLD=NEW renames (repeat)")
-    group.add_argument("--universe", metavar="FILE",
-                       help="SWE-bench: the instance ids of the evaluated split (JSON/CSV/text)")
-    group.add_argument("--threshold", type=float,
-                       help="count scores >= THRESHOLD as successes (non-binary scores)")
-    group.add_argument("--scorer", help="inspect_ai: the scorer to read")
-    group.add_argument("--missing", choices=("error", "failure"),
-                       help="trial tables: a missing outcome is an error (default) or a failure")
-    group.add_argument("--extra", choices=("coords", "ignore"),
-                       help="tables: keep extra columns as coordinates or ignore them")
-    group.add_argument("--errors", choices=("failure", "drop", "raise"),
-                       help="inspect_ai/Terminal-Bench: what an errored sample counts as")
-    group.add_argument("--task-prefix", action="store_const", const=True, default=None,
-                       help="logs: label tasks '<benchmark>/<id>' (ids shared by benchmarks)")
+    parser.set_defaults(_reader_args=True)  # the flags come last: finish_arguments
+
+
+def finish_arguments(parser: argparse.ArgumentParser) -> None:
+    """After a command's own arguments: the reader flags of a command that reads data."""
+    if parser.get_default("_reader_args"):
+        add_reader_args(parser)
 
 
 def add_format_arg(parser: argparse.ArgumentParser, reads_data: bool = False) -> None:
@@ -160,18 +148,7 @@ def output_format(args: argparse.Namespace) -> str:
 # --------------------------------------------------------------------------- input
 def reader_options(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments for :func:`evalbayes.io.read` from the reader flags that were given."""
-    options: dict[str, Any] = {}
-    for key in READER_FLAGS:
-        value = getattr(args, key, None)
-        if value is not None:
-            options[key] = value
-    if "system" in options:
-        names = options["system"]
-        pairs = [item.split("=", 1) for item in names if "=" in item]
-        if (pairs and len(pairs) != len(names)) or (not pairs and len(names) > 1):
-            raise CLIError("--system takes one NAME, or OLD=NEW renames (repeatable)")
-        options["system"] = dict(pairs) if pairs else names[0]
-    return options
+    return _reader_options(args, error=CLIError)
 
 
 def parse_where(items: Sequence[str] | None) -> dict[str, list[str]]:
@@ -195,7 +172,7 @@ def read_data(args: argparse.Namespace, name: str = "data", level: str = "counts
     options = reader_options(args)
     if len(sources) == 1 and sources[0].startswith(DATASET_PREFIX):
         if options:
-            flags = ", ".join(READER_FLAGS[key] for key in options)
+            flags = ", ".join(flag(key) for key in options)
             raise CLIError(f"{flags}: reader options do not apply to a bundled dataset")
         if level != "counts":
             raise CLIError("a bundled dataset is read as counts (--level counts)")
@@ -237,8 +214,8 @@ def where(data: EvalData, filters: dict[str, list[str]]) -> EvalData:
 
 
 def _flag_names(message: str) -> str:
-    for key, flag in READER_FLAGS.items():
-        message = message.replace(f"'{key}'", flag)
+    for key, name in reader_flags().items():
+        message = message.replace(f"'{key}'", name)
     return message
 
 

@@ -26,14 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalbayes.crosscheck import crosscheck
+    from evalbayes.frequentist.crosscheck import crosscheck
 
     output = output_format(args)
     check_output_path(args.output)
     data = read_data(args)
     report = crosscheck(
         data,
-        k=tuple(ks(args.k, ())) or None,
+        k=tuple(int(k) for k in ks(args.k, ())) or None,
         compare=tuple(args.compare) if args.compare else None,
         n_resamples=args.resamples,
         seed=args.seed,

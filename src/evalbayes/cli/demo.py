@@ -80,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
         reference_label="uniform guess among five ops, 1 - 0.8^k",
     )
     path = out_dir / "tinyagent_pass_at_k.png"
-    ax.figure.savefig(path, dpi=150, bbox_inches="tight")
+    figure = ax.get_figure(root=True)
+    assert figure is not None  # an Axes drawn by plot_pass_at_k has a figure
+    figure.savefig(path, dpi=150, bbox_inches="tight")
     print(f"\nwrote {path}")
     fit_path = posterior.save(out_dir / "tinyagent-beta-binomial.nc")
     print(f"wrote {fit_path} (try: evalbayes summary {fit_path})")

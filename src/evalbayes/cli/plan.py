@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     if args.population is not None:
         if args.data or args.fit:
             raise ValueError("give either --population or pilot data / --fit, not both")
-        source = Population(*args.population, correlation=args.correlation)
+        mean_a, mean_b, icc_a, icc_b = args.population
+        source: Any = Population(mean_a, mean_b, icc_a, icc_b, correlation=args.correlation)
     elif args.fit:
         source = load_fit(args.fit)
     elif args.data:

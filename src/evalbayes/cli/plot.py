@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalbayes.cli._common import CLIError, ks, warn
 from evalbayes.cli._output import check_fit, check_output_path, load_fit
-from evalbayes.names import ESTIMANDS, METRICS
+from evalbayes.names import ESTIMANDS, METRICS, check_metric
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.data import EvalData
@@ -101,4 +101,5 @@ def _unbiased_points(data: EvalData, k: Sequence[float], metric: str) -> Any:
     valid = [v for v in k if float(v).is_integer() and v <= n_min]
     if not valid:
         return None
-    return pass_curve(data, valid, metric=metric).reindex(k=np.asarray(k, dtype=float))
+    curve = pass_curve(data, valid, metric=check_metric(metric))
+    return curve.reindex(k=np.asarray(k, dtype=float))

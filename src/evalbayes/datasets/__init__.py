@@ -148,7 +148,9 @@ def load(name: str, **filters: Any) -> EvalData:
         if unknown:
             raise ValueError(f"dataset {name!r}: {col} has no value {unknown}; known: {known}")
         frame = frame[frame[col].astype(str).isin([str(v) for v in values])]
-    options = {key: (builtins.list(v) if isinstance(v, tuple) else v) for key, v in info.options}
+    options: dict[str, Any] = {
+        key: (builtins.list(v) if isinstance(v, tuple) else v) for key, v in info.options
+    }
     if info.level == "trials":
         return EvalData.from_trials(frame.reset_index(drop=True), **options)
     return EvalData.from_frame(frame.reset_index(drop=True), **options)

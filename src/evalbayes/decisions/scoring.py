@@ -143,8 +143,8 @@ def item_draws(posterior: Posterior) -> tuple[list[str], np.ndarray, np.ndarray,
     if not isinstance(posterior.model, IRTModel):
         raise ValueError(f"scoring needs an IRT fit, got {posterior.model.name!r}")
     draws = posterior.model.draws(posterior.posterior)
-    flat = [x.reshape(-1, x.shape[-1]) for x in (draws.a, draws.b, draws.g)]
-    return [str(t) for t in posterior.data.tasks], *flat
+    a, b, g = (x.reshape(-1, x.shape[-1]) for x in (draws.a, draws.b, draws.g))
+    return [str(t) for t in posterior.data.tasks], a, b, g
 
 
 def _responses(responses: Any, tasks: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -195,7 +195,7 @@ def next_item(theta: float, a: np.ndarray, b: np.ndarray, g: np.ndarray,
     """Index of the item with the largest draw-averaged Fisher information at ``theta``."""
     from evalbayes.items import fisher_information
 
-    info = fisher_information(np.float64(theta), a, b, g).mean(axis=0)
+    info = fisher_information(np.asarray(theta, dtype=np.float64), a, b, g).mean(axis=0)
     info = np.asarray(info, dtype=np.float64)
     excluded = np.asarray(list(exclude), dtype=np.int64)
     if excluded.size:

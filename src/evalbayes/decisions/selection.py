@@ -128,7 +128,7 @@ def winners_curse_study(
     m = check_int(m, "m", 2)
     reps = check_int(reps, "reps")
     rng = np.random.default_rng(seed)
-    errors = {"naive": [], "shrunk": []}
+    errors: dict[str, list[float]] = {"naive": [], "shrunk": []}
     predicted, hit = [], []
     for r in range(reps):
         theta = rng.normal(0.0, tau, m) if tau > 0 else np.zeros(m)

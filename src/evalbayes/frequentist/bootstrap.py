@@ -22,6 +22,8 @@ from evalbayes.frequentist._checks import (
     check_positive_int,
 )
 from evalbayes.frequentist._rng import Seed, as_generator
+from evalbayes.names import UNSET, Unset, pick_seed
+from evalbayes.rendering import Rendered
 
 __all__ = [
     "BootstrapResult",
@@ -35,7 +37,7 @@ _BLOCK = 1 << 22  # resampled indices drawn at once
 
 
 @dataclass(frozen=True)
-class BootstrapResult:
+class BootstrapResult(Rendered):
     """A mean with its percentile bootstrap interval.
 
     Attributes
@@ -54,6 +56,8 @@ class BootstrapResult:
     n_units : int
         How many of them the data had.
     """
+
+    _settings_fields = ("ci_prob", "n_resamples", "unit")
 
     estimate: float
     lower: float
@@ -104,6 +108,7 @@ def bootstrap_ci(
     n_resamples: int = 10_000,
     ci_prob: float = 0.95,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
     clusters: Any = None,
 ) -> BootstrapResult:
     """Percentile bootstrap interval for the mean of ``values``, one value per unit.
@@ -124,6 +129,8 @@ def bootstrap_ci(
         Nominal coverage in (0, 1).
     seed : int, numpy.random.Generator or None
         Same seed, same interval.
+    random_seed : optional
+        PyMC's name for ``seed``; give either (both given must agree).
     clusters : 1-D array_like, optional
         A label per unit (e.g. the repository of each task).
 
@@ -133,6 +140,7 @@ def bootstrap_ci(
         Empty or non-finite values, cluster labels of the wrong length or missing,
         ``n_resamples < 1``, ``ci_prob`` outside (0, 1).
     """
+    seed = pick_seed(seed, random_seed)
     vals = as_values(values, "values")
     level = check_ci_prob(ci_prob)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
@@ -156,6 +164,7 @@ def task_bootstrap_ci(
     n_resamples: int = 10_000,
     ci_prob: float = 0.95,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
 ) -> BootstrapResult:
     """Task-level (cluster) bootstrap of the task-average pass rate ``mean(c/n)``.
 
@@ -169,9 +178,10 @@ def task_bootstrap_ci(
         Trials and successes per task (``n >= 1``).
     clusters : 1-D array_like, optional
         A label per task.
-    n_resamples, ci_prob, seed
+    n_resamples, ci_prob, seed, random_seed
         As :func:`bootstrap_ci`.
     """
+    seed = pick_seed(seed, random_seed)
     n_arr, c_arr = as_counts(n, c)
     if n_arr.ndim != 1:
         raise ValueError(f"n and c must be 1-D (one entry per task), got shape {n_arr.shape}")
@@ -190,6 +200,7 @@ def episode_bootstrap_ci(
     n_resamples: int = 10_000,
     ci_prob: float = 0.95,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
 ) -> BootstrapResult:
     """Naive bootstrap that resamples individual episodes (trials) as if independent.
 
@@ -199,6 +210,7 @@ def episode_bootstrap_ci(
     successes gives ``Binomial(E, S/E)`` successes, so each resampled mean is drawn exactly
     as ``Binomial(E, S/E) / E``. The estimate is the pooled rate ``S / E``.
     """
+    seed = pick_seed(seed, random_seed)
     n_arr, c_arr = as_counts(n, c)
     level = check_ci_prob(ci_prob)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
@@ -217,6 +229,7 @@ def paired_bootstrap_ci(
     n_resamples: int = 10_000,
     ci_prob: float = 0.95,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
 ) -> BootstrapResult:
     """Paired bootstrap interval for ``mean(b - a)`` over units both systems ran.
 
@@ -227,9 +240,10 @@ def paired_bootstrap_ci(
     ----------
     a, b : 1-D array_like of float
         Per-unit scores (e.g. pass rates) of the baseline A and of B, same length.
-    clusters, n_resamples, ci_prob, seed
+    clusters, n_resamples, ci_prob, seed, random_seed
         As :func:`bootstrap_ci`.
     """
+    seed = pick_seed(seed, random_seed)
     a_arr = as_values(a, "a")
     b_arr = as_values(b, "b")
     if a_arr.shape != b_arr.shape:

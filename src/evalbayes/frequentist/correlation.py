@@ -8,12 +8,13 @@ from typing import Any
 import numpy as np
 
 from evalbayes.frequentist._checks import as_counts, where
+from evalbayes.rendering import Rendered
 
 __all__ = ["IntraTaskCorrelation", "intra_task_correlation"]
 
 
 @dataclass(frozen=True)
-class IntraTaskCorrelation:
+class IntraTaskCorrelation(Rendered):
     """Moment estimate of how strongly trials of one task are correlated.
 
     Attributes

@@ -14,12 +14,13 @@ import numpy as np
 from evalbayes.frequentist._checks import as_integral
 from evalbayes.frequentist._dist import binom_sf
 from evalbayes.frequentist.paired import paired_outcomes
+from evalbayes.rendering import Rendered
 
 __all__ = ["GateCounts", "GateResult", "gate_counts", "ship_gate", "smallest_clean_win"]
 
 
 @dataclass(frozen=True)
-class GateCounts:
+class GateCounts(Rendered):
     """Wins, losses and A's solved cases from majority outcomes.
 
     Attributes
@@ -41,7 +42,7 @@ class GateCounts:
 
 
 @dataclass(frozen=True)
-class GateResult:
+class GateResult(Rendered):
     """Decision of :func:`ship_gate`.
 
     Attributes
@@ -68,6 +69,8 @@ class GateResult:
     lam, alpha, tau : float
         Settings.
     """
+
+    _settings_fields = ("lam", "alpha", "tau")
 
     decision: str
     headline: str

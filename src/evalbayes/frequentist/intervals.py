@@ -9,12 +9,13 @@ import numpy as np
 
 from evalbayes.frequentist._checks import as_counts, check_ci_prob
 from evalbayes.frequentist._dist import beta_isf, beta_ppf, norm_isf
+from evalbayes.rendering import Rendered
 
 __all__ = ["Interval", "clopper_pearson_interval", "wilson_interval"]
 
 
 @dataclass(frozen=True)
-class Interval:
+class Interval(Rendered):
     """A point estimate with a confidence interval (scalars or arrays of one shape).
 
     Attributes
@@ -26,6 +27,8 @@ class Interval:
     method : str
         ``"wilson"`` or ``"clopper-pearson"``.
     """
+
+    _settings_fields = ("ci_prob", "method")
 
     estimate: float | np.ndarray
     lower: float | np.ndarray

@@ -18,6 +18,8 @@ from evalbayes.frequentist._checks import (
 )
 from evalbayes.frequentist._dist import norm_isf
 from evalbayes.frequentist._rng import Seed, as_generator
+from evalbayes.names import UNSET, Unset, pick_seed
+from evalbayes.rendering import Rendered
 
 __all__ = ["KappaResult", "RoganGladenResult", "cohen_kappa", "rogan_gladen"]
 
@@ -25,7 +27,7 @@ _BLOCK = 1 << 22
 
 
 @dataclass(frozen=True)
-class KappaResult:
+class KappaResult(Rendered):
     """Agreement of a judge with labels on the same cases.
 
     Attributes
@@ -51,6 +53,8 @@ class KappaResult:
         ``"insufficient-data"`` (fewer cases, or kappa undefined) or ``"uncalibrated"``.
     """
 
+    _settings_fields = ("ci_prob", "n_resamples")
+
     kappa: float
     lower: float
     upper: float
@@ -66,7 +70,7 @@ class KappaResult:
 
 
 @dataclass(frozen=True)
-class RoganGladenResult:
+class RoganGladenResult(Rendered):
     """Judge pass rate corrected for the judge's errors.
 
     Attributes
@@ -81,6 +85,8 @@ class RoganGladenResult:
     ci_prob : float
         Nominal coverage of the interval.
     """
+
+    _settings_fields = ("ci_prob",)
 
     estimate: float | np.ndarray
     se: float | np.ndarray | None
@@ -118,6 +124,7 @@ def cohen_kappa(
     n_resamples: int = 2000,
     ci_prob: float = 0.95,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
     threshold: float = 0.6,
     min_n: int = 20,
 ) -> KappaResult:
@@ -131,13 +138,14 @@ def cohen_kappa(
     ----------
     judge, label : 1-D array_like of bool or 0/1
         Verdicts of the judge and labels, aligned by case (held-out cases only).
-    n_resamples, ci_prob, seed
+    n_resamples, ci_prob, seed, random_seed
         Bootstrap settings.
     threshold : float
         Kappa needed for ``"calibrated"`` (``--threshold``).
     min_n : int
         Cases needed for a status other than ``"insufficient-data"`` (``--min-n``).
     """
+    seed = pick_seed(seed, random_seed)
     j = _binary(judge, "judge")
     lab = _binary(label, "label")
     if j.shape != lab.shape:
@@ -166,15 +174,15 @@ def cohen_kappa(
     neg = n_cases - pos
     sensitivity = float((j & lab).sum() / pos) if pos else float("nan")
     specificity = float((~j & ~lab).sum() / neg) if neg else float("nan")
-    kappa = float(kappa)
-    if n_cases < min_n or not np.isfinite(kappa):
+    kappa_value = float(kappa)
+    if n_cases < min_n or not np.isfinite(kappa_value):
         status = "insufficient-data"
-    elif kappa >= threshold:
+    elif kappa_value >= threshold:
         status = "calibrated"
     else:
         status = "uncalibrated"
     return KappaResult(
-        kappa=kappa,
+        kappa=kappa_value,
         lower=lower,
         upper=upper,
         ci_prob=level,

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from evalbayes.frequentist._checks import as_values, check_alpha, where
+from evalbayes.rendering import Rendered
 
 __all__ = ["MultipleTestResult", "benjamini_hochberg", "holm"]
 
@@ -15,7 +16,7 @@ _TIE = 1e-12  # p within this relative distance of its threshold counts as <= (s
 
 
 @dataclass(frozen=True)
-class MultipleTestResult:
+class MultipleTestResult(Rendered):
     """Rejections and adjusted p-values, in the input order.
 
     Attributes
@@ -29,6 +30,8 @@ class MultipleTestResult:
     method : str
         ``"holm"`` or ``"benjamini-hochberg"``.
     """
+
+    _settings_fields = ("alpha", "method")
 
     reject: np.ndarray
     adjusted: np.ndarray

@@ -23,6 +23,8 @@ from evalbayes.frequentist._checks import (
 from evalbayes.frequentist._dist import binom_cdf
 from evalbayes.frequentist._rng import Seed, as_generator
 from evalbayes.frequentist.bootstrap import BootstrapResult, bootstrap_ci
+from evalbayes.names import UNSET, Unset, pick_seed
+from evalbayes.rendering import Rendered
 
 __all__ = [
     "McNemarResult",
@@ -45,7 +47,7 @@ _REL_TOL = 1e-10  # sums that differ by less than this share of sum(|d|) count a
 
 
 @dataclass(frozen=True)
-class SignFlipResult:
+class SignFlipResult(Rendered):
     """Result of :func:`sign_flip_test`.
 
     Attributes
@@ -67,6 +69,8 @@ class SignFlipResult:
         The null is "mean difference = -margin"; 0 for the plain test.
     """
 
+    _settings_fields = ("alternative", "method", "margin")
+
     statistic: float
     p_value: float
     alternative: str
@@ -77,7 +81,7 @@ class SignFlipResult:
 
 
 @dataclass(frozen=True)
-class McNemarResult:
+class McNemarResult(Rendered):
     """Exact McNemar test on the cases that changed outcome.
 
     Attributes
@@ -94,7 +98,7 @@ class McNemarResult:
 
 
 @dataclass(frozen=True)
-class PairedOutcomes:
+class PairedOutcomes(Rendered):
     """Majority-outcome 2x2 table of two systems on shared cases.
 
     Attributes
@@ -115,7 +119,7 @@ class PairedOutcomes:
 
 
 @dataclass(frozen=True)
-class PairedComparison:
+class PairedComparison(Rendered):
     """Paired bootstrap interval, sign-flip test and verdict for B - A.
 
     Attributes
@@ -132,6 +136,8 @@ class PairedComparison:
         Level of the sign-flip test used by the verdict.
     """
 
+    _settings_fields = ("alpha",)
+
     difference: float
     interval: BootstrapResult
     sign_flip: SignFlipResult
@@ -140,7 +146,7 @@ class PairedComparison:
 
 
 @dataclass(frozen=True)
-class NonInferiorityResult:
+class NonInferiorityResult(Rendered):
     """Non-inferiority of B to A within a margin D (seed 001 ``--margin D``).
 
     Attributes
@@ -158,6 +164,8 @@ class NonInferiorityResult:
     alpha : float
         One-sided level (0.025 by default).
     """
+
+    _settings_fields = ("margin", "alpha")
 
     margin: float
     difference: float
@@ -233,6 +241,7 @@ def sign_flip_test(
     alternative: Alternative = "two-sided",
     n_resamples: int = 10_000,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
     exact_max: int = 20,
     margin: float = 0.0,
 ) -> SignFlipResult:
@@ -263,11 +272,14 @@ def sign_flip_test(
         Monte Carlo assignments when ``N > exact_max``.
     seed : int, numpy.random.Generator or None
         Same seed, same p (Monte Carlo only).
+    random_seed : optional
+        PyMC's name for ``seed``; give either (both given must agree).
     exact_max : int
         Largest number of units (clusters) enumerated exactly.
     margin : float
         Non-inferiority margin ``D >= 0``.
     """
+    seed = pick_seed(seed, random_seed)
     d = as_values(differences, "differences")
     if alternative not in ("two-sided", "greater", "less"):
         raise ValueError(
@@ -395,6 +407,7 @@ def paired_comparison(
     ci_prob: float = 0.95,
     alpha: float = 0.05,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
     exact_max: int = 20,
 ) -> PairedComparison:
     """Paired bootstrap interval, two-sided sign-flip test and verdict for ``b - a``.
@@ -405,13 +418,14 @@ def paired_comparison(
         Per-unit scores of A (baseline) and B on the same units.
     clusters : 1-D array_like, optional
         Resample and flip whole clusters.
-    n_resamples, ci_prob, seed
+    n_resamples, ci_prob, seed, random_seed
         Bootstrap (and Monte Carlo sign-flip) settings; one generator serves both.
     alpha : float
         Level of the sign-flip test in the verdict.
     exact_max : int
         Largest number of units enumerated exactly by the sign-flip test.
     """
+    seed = pick_seed(seed, random_seed)
     a_arr = as_values(a, "a")
     b_arr = as_values(b, "b")
     if a_arr.shape != b_arr.shape:
@@ -446,6 +460,7 @@ def non_inferiority(
     n_resamples: int = 10_000,
     ci_prob: float = 0.95,
     seed: Seed = 0,
+    random_seed: Seed | Unset = UNSET,
     exact_max: int = 20,
 ) -> NonInferiorityResult:
     """Is B at most ``margin`` worse than A? (seed 001, ``--margin D``; CONSORT).
@@ -459,9 +474,10 @@ def non_inferiority(
         Per-unit scores of A and B on the same units.
     margin : float
         ``D > 0``, on the scale of the scores (e.g. 0.02 for two points of pass rate).
-    clusters, alpha, n_resamples, ci_prob, seed, exact_max
+    clusters, alpha, n_resamples, ci_prob, seed, random_seed, exact_max
         As :func:`paired_comparison`; ``alpha`` is one-sided.
     """
+    seed = pick_seed(seed, random_seed)
     margin = float(margin)
     if not np.isfinite(margin) or margin <= 0:
         raise ValueError(f"the non-inferiority margin must be > 0, got {margin}")

@@ -25,6 +25,7 @@ from evalbayes.frequentist._dist import (
     norm_isf,
     norm_ppf,
 )
+from evalbayes.rendering import Rendered
 
 __all__ = [
     "McNemarMDE",
@@ -149,7 +150,7 @@ def mcnemar_power(n_cases: int, p_only_a: float, p_only_b: float, alpha: float =
 
 
 @dataclass(frozen=True)
-class McNemarMDE:
+class McNemarMDE(Rendered):
     """Smallest gap McNemar's test finds with the requested power.
 
     Attributes
@@ -165,6 +166,8 @@ class McNemarMDE:
     alpha, power : float
         Test level and target power.
     """
+
+    _settings_fields = ("alpha", "power")
 
     effect: float | None
     n_cases: int

@@ -32,7 +32,7 @@ _ESTIMATORS = {
 
 def _coords_on(data: EvalData, dims: tuple[str, ...]) -> dict[str, Any]:
     return {
-        name: coord
+        str(name): coord
         for name, coord in data.dataset.coords.items()
         if coord.dims and set(coord.dims) <= set(dims)
     }

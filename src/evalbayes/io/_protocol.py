@@ -17,6 +17,7 @@ the reader's ``finish`` step. See ``docs/io.md`` ("Adding a format").
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import inspect
 import types
@@ -213,7 +214,7 @@ class OptionSpec:
     type: str
     default: Any
     help: str
-    kind: type
+    kind: builtins.type  # the field ``type`` (text) shadows the builtin in this class body
     choices: tuple[Any, ...] | None = None
     multiple: bool = False
 

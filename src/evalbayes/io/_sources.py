@@ -121,8 +121,8 @@ def gzip_check(path: Path) -> None:
 def open_text(path: Path) -> io.TextIOBase:
     """A CSV file as text (``.gz`` decompressed, a UTF-8 byte-order mark dropped)."""
     if path.name.lower().endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")  # type: ignore[return-value]
-    return path.open("r", encoding="utf-8-sig", newline="")  # type: ignore[return-value]
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+    return path.open("r", encoding="utf-8-sig", newline="")
 
 
 def csv_header(path: str | Path) -> tuple[list[str], str]:

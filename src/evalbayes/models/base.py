@@ -31,7 +31,6 @@ never at module import.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
@@ -63,7 +62,7 @@ class ModelInputs:
     ----------
     values : dict of str to numpy.ndarray
         The ``pm.Data`` containers' values, by name (swapped into a cached compiled model).
-    shape_key : tuple
+    shape_key : tuple of int
         Everything besides the configuration that fixes the compiled graph's shapes
         (padded sizes, counts of systems and tasks, structural switches).
     extra : dict
@@ -71,7 +70,7 @@ class ModelInputs:
     """
 
     values: dict[str, np.ndarray]
-    shape_key: tuple[Hashable, ...]
+    shape_key: tuple[int, ...]
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -58,7 +58,15 @@ from evalbayes.inference import SamplerConfig, padded_size
 from evalbayes.metrics import beta_curve, prob_curve
 from evalbayes.models.base import Model, ModelInputs, binomial_log_choose
 from evalbayes.models.beta_binomial_grid import exact_posterior
-from evalbayes.names import SAMPLER_DEFAULTS, Method
+from evalbayes.names import (
+    SAMPLER_DEFAULTS,
+    UNSET,
+    Method,
+    Unset,
+    check_metric,
+    check_seed,
+    pick_seed,
+)
 
 __all__ = ["BetaBinomialModel"]
 
@@ -174,13 +182,21 @@ class BetaBinomialModel(Model):
 
     # ------------------------------------------------------------------ simulation
     def simulate_prior(
-        self, systems: int, tasks: int, trials: int, seed: int = 0
+        self,
+        systems: int,
+        tasks: int,
+        trials: int,
+        seed: int = 0,
+        *,
+        random_seed: int | Unset = UNSET,
     ) -> tuple[EvalData, dict[str, np.ndarray]]:
         """Draw hyperparameters from the prior and counts from the model (for SBC).
 
         Returns the data (``systems x tasks`` cells of ``trials`` trials) and the true
         ``mu`` and ``kappa`` per system. ``pooling="partial"`` with independent hyperpriors.
+        ``random_seed`` is PyMC's name for ``seed`` (give either).
         """
+        seed = check_seed(pick_seed(seed, random_seed))
         if self.pooling != "partial" or self.hyperprior != "independent":
             raise ValueError("simulate_prior needs pooling='partial', hyperprior='independent'")
         rng = np.random.default_rng(seed)
@@ -367,9 +383,11 @@ class BetaBinomialModel(Model):
     ) -> np.ndarray:
         """Closed form over the population Beta, ``1 - B(a, b + k) / B(a, b)`` (pass@k)."""
         if self.pooling == "complete":
-            return prob_curve(posterior["p"].transpose("chain", "draw", "system").values, k, metric)
+            return prob_curve(
+                posterior["p"].transpose("chain", "draw", "system").values, k, check_metric(metric)
+            )
         a, b = self._ab(posterior)
-        return beta_curve(a, b, k, metric)
+        return beta_curve(a, b, k, check_metric(metric))
 
     def expected_curve(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
@@ -394,7 +412,7 @@ class BetaBinomialModel(Model):
             a_post = a[..., s, None] + c_s
             b_post = b[..., s, None] + (n_s - c_s)
             for j, kj in enumerate(k):
-                vals = beta_curve(a_post, b_post, kj, metric)[..., 0]
+                vals = beta_curve(a_post, b_post, kj, check_metric(metric))[..., 0]
                 out[..., s, j] = vals @ w_s / w_s.sum()
         return xr.DataArray(
             out,

@@ -493,7 +493,7 @@ def exact_posterior(
     if len(keys):
         uniq, counts = np.unique(keys, axis=0, return_counts=True)
     else:
-        uniq, counts = np.zeros((0, 3), np.int64), np.zeros(0)
+        uniq, counts = np.zeros((0, 3), np.int64), np.zeros(0, np.int64)
     values = grid_draws(
         uniq[:, 1], uniq[:, 2], counts.astype(float), uniq[:, 0], n_sys,
         mu_prior, log_kappa_prior, draws=draws, chains=chains, seed=seed,

@@ -69,9 +69,9 @@ def plot_system_forest(
     for idx, (kk, off) in enumerate(zip(chosen, offsets, strict=True)):
         sel = draws.sel(k=kk)
         mean = sel.mean(("chain", "draw")).values[order]
-        lo, hi = credible_interval(sel, ci_prob, "eti")
-        lo, hi = lo.values[order], hi.values[order]
-        ax.errorbar(mean, y + off, xerr=[mean - lo, hi - mean], fmt="o",
+        lower, upper = credible_interval(sel, ci_prob, "eti")
+        lo, hi = lower.values[order], upper.values[order]
+        ax.errorbar(mean, y + off, xerr=np.stack([mean - lo, hi - mean]), fmt="o",
                     ms=3 if n > 40 else 5, color=f"C{idx}", elinewidth=1,
                     label=f"k = {kk:g}")
     ax.set_yticks(y)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from typing_extensions import TypeIs
 
 __all__ = ["fmt", "fmt_interval", "fmt_p", "fmt_signed", "fmt_signed_interval"]
 
 
-def _finite(value: float | None) -> bool:
+def _finite(value: float | None) -> TypeIs[float]:
     return value is not None and math.isfinite(float(value))
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
+from evalbayes.names import UNSET, Unset, pick_seed
 from evalbayes.report.checks import checks_section
 from evalbayes.report.context import make_context
 from evalbayes.report.document import Document
@@ -39,6 +40,7 @@ def build_report(
     meta: ProtocolMeta | None = None,
     *,
     seed: int = 0,
+    random_seed: int | Unset = UNSET,
     fitted_here: bool = False,
 ) -> Document:
     """Every section of the report as a :class:`~evalbayes.report.document.Document`.
@@ -53,16 +55,18 @@ def build_report(
         Harness and protocol as stated by the user (:func:`read_meta`).
     seed : int
         Seed of the bootstraps, sign-flip tests and predictive replicates.
+    random_seed : int, optional
+        PyMC's name for ``seed`` (give either).
     fitted_here : bool
         Whether the fit was made for this report (recorded in "Reproduce").
     """
-    seed = _check_seed(seed)
+    seed = _check_seed(pick_seed(seed, random_seed))
     if not isinstance(data, EvalData):
         raise TypeError(f"data must be EvalData, got {type(data).__name__}")
     if not data.equals(posterior.data):
         raise ValueError("the fit was made on other data than the data given to the report")
     ctx = make_context(data, posterior, seed)
-    header = (
+    header: tuple[str, ...] = (
         f"{len(data.systems)} systems × {len(data.tasks):,} tasks; {posterior.label}; "
         f"evalbayes {__version__}; seed {seed}.",
         "Every number names its estimand: 'these tasks' or 'tasks like these'.",
@@ -100,6 +104,8 @@ def write_report(
     meta: str | Path | None = None,
     draws: int = 1000,
     seed: int = 0,
+    *,
+    random_seed: int | Unset = UNSET,
 ) -> Path:
     """Write the report of ``data`` (and its fit) and return the path written.
 
@@ -123,13 +129,15 @@ def write_report(
         Posterior draws per chain when fitting here.
     seed : int
         Seed of the fit (when fitting here), bootstraps, tests and predictive replicates.
+    random_seed : int, optional
+        PyMC's name for ``seed`` (give either).
 
     Returns
     -------
     pathlib.Path
         The HTML or Markdown file.
     """
-    seed = _check_seed(seed)
+    seed = _check_seed(pick_seed(seed, random_seed))
     if not isinstance(data, EvalData):
         raise TypeError(f"data must be EvalData, got {type(data).__name__}")
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:

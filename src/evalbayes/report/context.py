@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import xarray as xr
 
-from evalbayes.crosscheck import CrosscheckReport, crosscheck
 from evalbayes.data import EvalData
+from evalbayes.frequentist.crosscheck import CrosscheckReport, crosscheck
 from evalbayes.intervals import credible_interval
 from evalbayes.names import METRICS
 
@@ -49,7 +49,7 @@ class ReportContext:
     posterior : Posterior
         The fit the Bayesian numbers come from.
     crosscheck : CrosscheckReport
-        Frequentist numbers (:func:`evalbayes.crosscheck.crosscheck`, same seed).
+        Frequentist numbers (:func:`evalbayes.frequentist.crosscheck.crosscheck`, same seed).
     ks : tuple of int
         The k grid of every curve, table and plot.
     curves : mapping (metric, estimand) -> xarray.DataArray
@@ -82,6 +82,13 @@ class ReportContext:
     def curve(self, metric: str, estimand: str) -> xr.DataArray | None:
         """Draws of ``metric`` for ``estimand``; None when the model lacks the estimand."""
         return self.curves.get((metric, estimand))
+
+    def draws(self, metric: str, estimand: str) -> xr.DataArray:
+        """Draws of ``metric`` for an ``estimand`` the model has (else ValueError)."""
+        curve = self.curve(metric, estimand)
+        if curve is None:
+            raise ValueError(f"the fit has no {estimand!r} estimand of {metric}")
+        return curve
 
     def summary(self, metric: str, estimand: str, k: int) -> dict[str, tuple[float, float, float]]:
         """Per system: posterior mean, lower and upper ``ci_prob`` equal-tailed bound at k."""

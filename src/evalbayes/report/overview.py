@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from evalbayes.crosscheck import SATURATED_SHARE, SMALL_SUITE
+from evalbayes.frequentist.crosscheck import SATURATED_SHARE, SMALL_SUITE
 from evalbayes.report._format import fmt
 from evalbayes.report.context import ReportContext
 from evalbayes.report.document import Block, Callout, Code, Section, Strong, Table, paragraph
@@ -119,13 +119,12 @@ def _flag_callouts(ctx: ReportContext) -> list[Block]:
 
 def _design_effect_text(ctx: ReportContext) -> list[Block]:
     candidates = [
-        s for s in ctx.crosscheck.systems
+        (s, s.correlation) for s in ctx.crosscheck.systems
         if s.correlation is not None and math.isfinite(s.correlation.design_effect)
     ]  # fmt: skip
     if not candidates:
         return []
-    worst = max(candidates, key=lambda s: s.correlation.design_effect)
-    corr = worst.correlation
+    worst, corr = max(candidates, key=lambda pair: pair[1].design_effect)
     factor = math.sqrt(max(corr.design_effect, 0.0))
     return [
         paragraph(
@@ -153,7 +152,7 @@ def _counts_table(ctx: ReportContext) -> list[Block]:
             )
         ]
     coords = [  # task coordinates that vary (a constant one says nothing per task)
-        name for name, coord in data.dataset.coords.items()
+        str(name) for name, coord in data.dataset.coords.items()
         if coord.dims == ("task",) and name != "task" and len(set(coord.values.tolist())) > 1
     ]  # fmt: skip
     n, c = data.n.values, data.c.values

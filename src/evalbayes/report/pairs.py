@@ -4,9 +4,9 @@ by side, with the minimum detectable effect at this size.
 Bayesian (joint posterior draws, so paired wherever the model shares information; pass@1):
 ``P(B > A)``, the posterior of ``B - A`` with its interval, ``P(|B - A| < rope)`` and the
 verdict rule of :func:`bayes_verdict`. Frequentist (the paired block of seed 001 and
-:func:`evalbayes.crosscheck.crosscheck`, with the same seed and resamples, so the numbers are
-identical): paired bootstrap interval of the mean per-task difference, two-sided sign-flip
-test, exact McNemar test on majority outcomes, Holm's adjustment of the sign-flip p-values
+:func:`evalbayes.frequentist.crosscheck.crosscheck`, with the same seed and resamples, so
+the numbers are identical): paired bootstrap interval of the mean per-task difference, two-sided
+sign-flip test, exact McNemar test on majority outcomes, Holm's adjustment of the sign-flip p-values
 across the pairs shown (seed 004 §5.6), and the minimum detectable effects: the z-based
 ``(z_{1-alpha/2} + z_{1-beta}) sd_d / sqrt(N)`` of the paired rates (seed 000 ch. 17.4, seed
 004 E5.1) and McNemar's exact one (seed 001).
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -133,10 +134,10 @@ def compare_pairs(ctx: ReportContext, pairs: list[tuple[str, str]]) -> list[Pair
     """Both verdicts for every ``(B, A)`` pair, Holm-adjusted across the pairs."""
     if not pairs:
         return []
-    tasks = ctx.curve("pass@k", "tasks").sel(k=1.0)
+    tasks = ctx.draws("pass@k", "tasks").sel(k=1.0)
     population = ctx.curve("pass@k", "population")
     population = None if population is None else population.sel(k=1.0)
-    partial = []
+    partial: list[dict[str, Any]] = []
     for b, a in pairs:
         diff = (tasks.sel(system=b) - tasks.sel(system=a)).values.ravel()
         lower, upper = np.quantile(diff, [(1 - ctx.ci_prob) / 2, (1 + ctx.ci_prob) / 2])
@@ -301,7 +302,7 @@ def _frequentist_table(results: list[PairResult]) -> Table:
 
 
 def _by_k_table(ctx: ReportContext, pairs: list[tuple[str, str]]) -> Table:
-    comparison = Comparison.from_draws(ctx.curve("pass@k", "tasks"), rope=ctx.rope,
+    comparison = Comparison.from_draws(ctx.draws("pass@k", "tasks"), rope=ctx.rope,
                                        ci_prob=ctx.ci_prob)
     stats = comparison.stats["p_superior"]
     rows = [
@@ -326,7 +327,7 @@ def _matrix_figure(ctx: ReportContext) -> Figure:
         figure, axes = new_figure(size * len(estimands) + 1.0, size, 1, len(estimands))
         for ax, estimand in zip(axes[0], estimands, strict=True):
             comparison = Comparison.from_draws(
-                ctx.curve("pass@k", estimand).sel(k=[1.0]), rope=ctx.rope,
+                ctx.draws("pass@k", estimand).sel(k=[1.0]), rope=ctx.rope,
                 ci_prob=ctx.ci_prob, systems=chosen,
             )  # fmt: skip
             plot_superiority_matrix(comparison, ax=ax)
@@ -348,7 +349,7 @@ def _forest_figure(ctx: ReportContext) -> Figure:
     many = len(ranking) > ALL_PAIRS_MAX
     # plot_comparison draws "later minus earlier": worst first gives better minus worse
     comparison = Comparison.from_draws(
-        ctx.curve("pass@k", "tasks").sel(k=[1.0]), rope=ctx.rope, ci_prob=ctx.ci_prob,
+        ctx.draws("pass@k", "tasks").sel(k=[1.0]), rope=ctx.rope, ci_prob=ctx.ci_prob,
         systems=ranking if many else ranking[::-1],
     )  # fmt: skip
     n_pairs = len(ranking) - 1 if many else len(ranking) * (len(ranking) - 1) // 2

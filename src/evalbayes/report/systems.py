@@ -37,7 +37,7 @@ def _estimate_cells(ctx: ReportContext, metric: str, estimand: str, k: int) -> d
 
 
 def _p_best(ctx: ReportContext) -> dict[str, float]:
-    draws = ctx.curve("pass@k", "tasks").sel(k=[1.0])
+    draws = ctx.draws("pass@k", "tasks").sel(k=[1.0])
     if len(ctx.systems) < 2:
         return {s: 1.0 for s in ctx.systems}
     best = Comparison.from_draws(draws, rope=ctx.rope, ci_prob=ctx.ci_prob).p_best()
@@ -60,7 +60,7 @@ def systems_section(ctx: ReportContext) -> Section:
             [
                 s.system,
                 fmt(s.pass1_mean),
-                fmt_interval(s.wilson.lower, s.wilson.upper),
+                fmt_interval(float(s.wilson.lower), float(s.wilson.upper)),
                 fmt_interval(s.task_bootstrap.lower, s.task_bootstrap.upper),
                 fmt(t_mean),
                 fmt_interval(t_lo, t_hi),
@@ -147,7 +147,7 @@ def _collapsed_note(ctx: ReportContext, shown: list[str]) -> str:
 
 
 def _system_forest_figure(ctx: ReportContext) -> Figure:
-    draws = ctx.curve("pass@k", "tasks")
+    draws = ctx.draws("pass@k", "tasks")
     ks = [float(k) for k in draws["k"].values]
     chosen = sorted({1.0, max(ks)} & set(ks)) or ks[:1]
     n = len(ctx.systems)
@@ -209,7 +209,7 @@ def _curve_figure(ctx: ReportContext, metric: str) -> Figure:
                                   len(estimands))
         for ax, estimand in zip(axes[0], estimands, strict=True):
             plot(
-                ctx.curve(metric, estimand),
+                ctx.draws(metric, estimand),
                 unbiased=ctx.unbiased(metric) if estimand == "tasks" else None,
                 ax=ax,
                 highlight=highlight,
