@@ -71,15 +71,89 @@ def terminal_bench(draws: int, tune: int, chains: int) -> None:
     print(anova.table.round(3).to_string())
 
 
+def judge_coverage(reps: int, gold_sizes: list[int], draws: int, seed: int) -> None:
+    """Coverage of the true pass rate ("these tasks") as the gold subset shrinks.
+
+    One system, 300 tasks, one judged trial each; true p ~ logit-normal(-0.3, 1.5);
+    judge sensitivity 0.85, specificity 0.90. Truth = mean of the 300 true p. Beside the
+    judge model: Rogan-Gladen (delta method with n, n_pos, n_neg) and PPI++ (gold = labelled,
+    the other judged trials = unlabelled).
+    """
+    from scipy.special import expit
+
+    from evalbayes.data import EvalData
+    from evalbayes.frequentist.judge import rogan_gladen
+    from evalbayes.frequentist.ppi import ppi_mean
+    from evalbayes.models.judge import JudgeModel, judge_data
+
+    n_task, sens, spec = 300, 0.85, 0.90
+    rng = np.random.default_rng(seed)
+    rows = []
+    for rep in range(reps):
+        p = expit(rng.normal(-0.3, 1.5, n_task))
+        y = rng.random(n_task) < p
+        j = np.where(y, rng.random(n_task) < sens, rng.random(n_task) > spec).astype(int)
+        truth = float(p.mean())
+        counts = EvalData.from_arrays(np.ones((1, n_task), int), j[None, :])
+        for g in gold_sizes:
+            idx = rng.choice(n_task, g, replace=False)
+            gold = pd.DataFrame({"system": "system_0", "task": [f"task_{i}" for i in idx],
+                                 "judge": j[idx], "human": y[idx].astype(int)})
+            t0 = time.time()
+            post = JudgeModel().fit(judge_data(counts, gold), draws=draws, tune=draws,
+                                    chains=2, seed=rep, check=False)
+            pk = post.curve("pass@k", 1).values.ravel()
+            lo, hi = np.quantile(pk, [0.025, 0.975])
+            row = {"rep": rep, "gold": g, "truth": truth, "bayes_lo": lo, "bayes_hi": hi,
+                   "secs": time.time() - t0}
+            hp, jp = y[idx], j[idx].astype(bool)
+            n_pos, n_neg = int(hp.sum()), int((~hp).sum())
+            try:
+                q1, q0 = (jp & hp).sum() / n_pos, (~jp & ~hp).sum() / n_neg
+                rg = rogan_gladen(j.mean(), q0, q1, n=n_task, n_pos=n_pos, n_neg=n_neg)
+                row.update(rg_lo=rg.lower, rg_hi=rg.upper)
+            except (ValueError, ZeroDivisionError):
+                row.update(rg_lo=np.nan, rg_hi=np.nan)
+            rest = np.setdiff1d(np.arange(n_task), idx)
+            if len(rest) >= 2:
+                pp = ppi_mean(y[idx].astype(float), j[idx].astype(float), j[rest].astype(float))
+                row.update(ppi_lo=pp.lower, ppi_hi=pp.upper)
+            rows.append(row)
+        frame = pd.DataFrame(rows)
+        frame.to_csv("/tmp/designs/judge_coverage.csv", index=False)
+    summarise_coverage(frame)
+
+
+def summarise_coverage(frame: pd.DataFrame) -> None:
+    out = []
+    for g, grp in frame.groupby("gold"):
+        row = {"gold": g, "reps": len(grp)}
+        for name in ("bayes", "rg", "ppi"):
+            lo, hi = grp.get(f"{name}_lo"), grp.get(f"{name}_hi")
+            if lo is None:
+                continue
+            ok = lo.notna()
+            row[f"{name}_cover"] = float(((lo <= grp.truth) & (grp.truth <= hi))[ok].mean())
+            row[f"{name}_width"] = float((hi - lo)[ok].mean())
+            row[f"{name}_na"] = int((~ok).sum())
+        out.append(row)
+    print(pd.DataFrame(out).round(3).to_string(index=False))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("part", choices=["terminal-bench"])
+    parser.add_argument("part", choices=["terminal-bench", "judge-coverage"])
+    parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--gold", type=int, nargs="+", default=[20, 50, 200])
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--chains", type=int, default=4)
     args = parser.parse_args(argv)
     if args.part == "terminal-bench":
         terminal_bench(args.draws, args.tune, args.chains)
+    elif args.part == "judge-coverage":
+        judge_coverage(args.reps, args.gold, args.draws, args.seed)
     return 0
 
 
