@@ -165,7 +165,7 @@ class JudgeModel(TemplateModel):
         return s_idx, t_idx, cells
 
     def inputs(self, data: EvalData) -> ModelInputs:
-        s_idx, t_idx, cells = self._cells(data)
+        s_idx, _, cells = self._cells(data)
         size = padded_size(len(s_idx))
         pad = size - len(s_idx)
         values = {"cell_s": np.concatenate([s_idx, np.zeros(pad, np.int64)])}
@@ -243,7 +243,7 @@ class JudgeModel(TemplateModel):
         rng = np.random.default_rng([int(seed), 13, int(tasks.start or 0)])
         pick = np.minimum((cum < rng.random(lp.shape[:-1])[..., None]).sum(axis=-1), len(x) - 1)
         eta = a["m"][..., s_idx] + a["sigma"][..., s_idx] * x[pick]
-        return expit(eta).reshape(eta.shape[:2] + (n_sys, n_task))
+        return expit(eta).reshape((*eta.shape[:2], n_sys, n_task))
 
     def population_curve(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str

@@ -175,7 +175,7 @@ class SeedModel(TemplateModel):
         return {
             "run": post["m"].values[..., idx] + post["u"].values,  # (c, d, run)
             "m": post["m"].values,
-            "b": post["b"].values if "b" in post else np.zeros(shape + (data.shape[1],)),
+            "b": post["b"].values if "b" in post else np.zeros((*shape, data.shape[1])),
             "sigma_run": post["sigma_run"].values,
             "sigma_task": post["sigma_task"].values if "sigma_task" in post else zeros,
             "sigma_cell": post["sigma_cell"].values if self.cell_residual else zeros,
@@ -203,7 +203,10 @@ class SeedModel(TemplateModel):
     def population_curve(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
     ) -> np.ndarray:
-        """pass@k of a new task for each run: ``u ~ N(0, sigma_task^2 (1 + 1/T) + sigma_cell^2)``."""
+        """pass@k of a new task for each run.
+
+        The new task's logit offset is ``N(0, sigma_task^2 (1 + 1/T) + sigma_cell^2)``.
+        """
         a = self._arrays(posterior, data)
         n_task = data.shape[1]
         tau = np.sqrt(a["sigma_task"] ** 2 * (1 + 1 / n_task) + a["sigma_cell"] ** 2)
