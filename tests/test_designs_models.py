@@ -272,3 +272,17 @@ def test_judge_model_needs_gold():
     data = EvalData.from_arrays(np.full((1, 3), 2), np.ones((1, 3), int))
     with pytest.raises(ValueError, match="gold"):
         JudgeModel().check_data(data)
+
+
+def test_design_plots_return_axes():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from evalbayes.plots.designs import plot_interaction, plot_variance_components
+
+    post = _factorial_posterior(np.zeros((2, 5)))
+    assert plot_interaction(post) is not None
+    assert plot_variance_components(post) is not None
+    plt.close("all")
