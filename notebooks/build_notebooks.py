@@ -709,11 +709,101 @@ default Beta-Binomial model first (`--draws`, `--seed`). For an IRT fit
 `docs/report.md`."""),
 ]
 
+DESIGNS = [
+    ("md", """\
+# 05 Designs: model x harness, training seeds, judge error
+
+Three evaluation designs that a per-system model cannot answer, each a hierarchy on the
+counts beside its frequentist twin (small data, short chains: minutes on a laptop)."""),
+    ("code", '''\
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from evalbayes.data import EvalData
+from evalbayes.frequentist import factorial_anova, empirical_logit, ppi_mean, rogan_gladen
+from evalbayes.frequentist import training_noise
+from evalbayes.models.factorial import (FactorialModel, add_factors, rank_flips,
+                                        variance_components)
+from evalbayes.models.judge import JudgeModel, judge_accuracy, judge_data, true_pass_rate
+from evalbayes.models.training_seeds import (SeedModel, design_assurance, noise_components,
+                                             recipe_difference)
+from evalbayes.plots.designs import plot_interaction, plot_variance_components
+
+rng = np.random.default_rng(0)
+SAMPLER = dict(draws=500, tune=500, chains=2, seed=0)'''),
+    ("md", """\
+## 1. Factorial model x harness
+
+Three models under three harnesses, 30 tasks, 5 trials per cell. Each system is one
+(model, harness) combination; `model` and `harness` ride as system coordinates."""),
+    ("code", '''\
+I, J, T, n = 3, 3, 30, 5
+eta = (-0.2 + rng.normal(0, 0.6, (I, 1, 1)) + rng.normal(0, 0.5, (1, J, 1))
+       + rng.normal(0, 0.3, (I, J, 1)) + rng.normal(0, 1.5, (1, 1, T)))
+c = rng.binomial(n, expit(eta)).reshape(I * J, T)
+data = add_factors(EvalData.from_arrays(np.full_like(c, n), c),
+                   [f"model{i}" for i in range(I) for _ in range(J)],
+                   [f"harness{j}" for _ in range(I) for j in range(J)])
+post = FactorialModel().fit(data, **SAMPLER)
+print(variance_components(post).round(3))
+table, p_any = rank_flips(post)
+print(table.round(3)); print(f"P(any rank flip) = {p_any:.2f}")'''),
+    ("code", '''\
+plot_interaction(post); plot_variance_components(post);'''),
+    ("code", '''\
+# frequentist twin: ANOVA on empirical logits of the balanced table
+y = empirical_logit(c, n).reshape(I, J, T)
+print(factorial_anova(y).table.round(3))'''),
+    ("md", """\
+## 2. Training seeds vs evaluation noise
+
+Two recipes, four training runs each, 20 tasks x 4 trials per run. The claim is about the
+recipes, so the run-to-run (training) noise is in the interval."""),
+    ("code", '''\
+R, T, n = 4, 20, 4
+eta = (np.repeat([0.0, 0.5], R)[:, None] + rng.normal(0, 0.2, (2 * R, 1))
+       + rng.normal(0, 1.5, T) + rng.normal(0, 0.3, (2 * R, T)))
+c = rng.binomial(n, expit(eta))
+runs = EvalData.from_arrays(np.full_like(c, n), c,
+                            system_coords={"recipe": np.repeat(["A", "B"], R)})
+seeds = SeedModel().fit(runs, **SAMPLER)
+print(recipe_difference(seeds, "A", "B").round(3))
+print(noise_components(seeds).round(3))
+print(design_assurance(seeds, "A", "B", runs=[3, 6], tasks=[20, 40], trials=4, n_sims=100))'''),
+    ("code", '''\
+# frequentist twin (section 17.4 layout): two evaluations of each of four checkpoints
+print(training_noise(np.array([[233, 227], [222, 231], [223, 229], [234, 227]]) / 320))'''),
+    ("md", """\
+## 3. Judge error with a gold subset
+
+300 tasks graded by a judge (sensitivity 0.85, specificity 0.90); 50 of them also labelled
+by a human."""),
+    ("code", '''\
+T = 300
+p = expit(rng.normal(-0.3, 1.5, T)); y = rng.random(T) < p
+j = np.where(y, rng.random(T) < 0.85, rng.random(T) > 0.90).astype(int)
+idx = rng.choice(T, 50, replace=False)
+gold = pd.DataFrame({"system": "system_0", "task": [f"task_{i}" for i in idx],
+                     "judge": j[idx], "human": y[idx].astype(int)})
+jdata = judge_data(EvalData.from_arrays(np.ones((1, T), int), j[None, :]), gold)
+jpost = JudgeModel().fit(jdata, **SAMPLER)
+print(judge_accuracy(jpost).round(3)); print(true_pass_rate(jpost).round(3))
+print("truth (mean true p):", round(p.mean(), 3))'''),
+    ("code", '''\
+hp, jp = y[idx], j[idx].astype(bool)
+q1, q0 = (jp & hp).sum() / hp.sum(), (~jp & ~hp).sum() / (~hp).sum()
+print(rogan_gladen(j.mean(), q0, q1, n=T, n_pos=int(hp.sum()), n_neg=int((~hp).sum())))
+rest = np.setdiff1d(np.arange(T), idx)
+print(ppi_mean(y[idx].astype(float), j[idx].astype(float), j[rest].astype(float)))'''),
+]
+
 NOTEBOOKS = {
     "01_quickstart.ipynb": QUICKSTART,
     "02_item_difficulty.ipynb": ITEMS,
     "03_bayes_vs_bootstrap.ipynb": COVERAGE,
     "04_cli_workflow.ipynb": CLI,
+    "05_designs.ipynb": DESIGNS,
 }
 
 

@@ -3,7 +3,8 @@
 Pure NumPy/SciPy estimators (no PyMC, PyTensor or ArviZ) that sit beside every Bayesian
 number: unbiased pass@k and pass^k, binomial intervals, task/cluster/paired bootstraps, the
 intra-task correlation, paired tests, power, multiple comparisons, the ship-or-hold gate and
-judge calibration. :func:`pass_curve` and :func:`pass_rates` wrap them for
+judge calibration, prediction-powered inference, ANOVA variance components and
+training-seed noise. :func:`pass_curve` and :func:`pass_rates` wrap them for
 :class:`~evalbayes.EvalData`. Formulas and sources are in each function's docstring and in
 ``docs/frequentist.md``.
 """
@@ -59,9 +60,25 @@ from evalbayes.frequentist.power import (
     required_units,
     two_proportion_sample_size,
 )
+from evalbayes.frequentist.ppi import PPIResult, ppi_lambda, ppi_mean
 from evalbayes.frequentist.summary import pass_curve, pass_rates
+from evalbayes.frequentist.training_seeds import (
+    RecipeDifference,
+    TrainingNoise,
+    recipe_difference,
+    recipe_difference_se,
+    training_noise,
+)
+from evalbayes.frequentist.variance_components import (
+    AnovaComponents,
+    empirical_logit,
+    factorial_anova,
+    satterthwaite_interval,
+    two_way_components,
+)
 
 __all__ = [
+    "AnovaComponents",
     "BootstrapResult",
     "GateCounts",
     "GateResult",
@@ -72,16 +89,21 @@ __all__ = [
     "McNemarResult",
     "MultipleTestResult",
     "NonInferiorityResult",
+    "PPIResult",
     "PairedComparison",
     "PairedOutcomes",
+    "RecipeDifference",
     "RoganGladenResult",
     "SignFlipResult",
+    "TrainingNoise",
     "benjamini_hochberg",
     "bootstrap_ci",
     "clopper_pearson_interval",
     "cohen_kappa",
     "difference_se",
+    "empirical_logit",
     "episode_bootstrap_ci",
+    "factorial_anova",
     "gate_counts",
     "holm",
     "intra_task_correlation",
@@ -105,12 +127,19 @@ __all__ = [
     "pass_hat_k_plugin",
     "pass_rates",
     "pooled_pass_rate",
+    "ppi_lambda",
+    "ppi_mean",
+    "recipe_difference",
+    "recipe_difference_se",
     "required_units",
     "rogan_gladen",
+    "satterthwaite_interval",
     "ship_gate",
     "sign_flip_test",
     "smallest_clean_win",
     "task_bootstrap_ci",
+    "training_noise",
     "two_proportion_sample_size",
+    "two_way_components",
     "wilson_interval",
 ]

@@ -9,8 +9,11 @@ from evalbayes.models.base import Model
 
 __all__ = [
     "BetaBinomialModel",
+    "FactorialModel",
     "IRTModel",
+    "JudgeModel",
     "Model",
+    "SeedModel",
     "get_model",
     "model_from_config",
     "model_names",
@@ -22,6 +25,9 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "irt-1pl": ("evalbayes.models.irt", "IRTModel", {"kind": "1pl"}),
     "irt-2pl": ("evalbayes.models.irt", "IRTModel", {"kind": "2pl"}),
     "irt-3pl": ("evalbayes.models.irt", "IRTModel", {"kind": "3pl"}),
+    "factorial": ("evalbayes.models.factorial", "FactorialModel", {}),
+    "training-seeds": ("evalbayes.models.training_seeds", "SeedModel", {}),
+    "judge-error": ("evalbayes.models.judge", "JudgeModel", {}),
 }
 
 
@@ -63,4 +69,11 @@ def __getattr__(name: str) -> Any:
         from evalbayes.models.irt import IRTModel
 
         return IRTModel
+    lazy = {
+        "FactorialModel": "evalbayes.models.factorial",
+        "SeedModel": "evalbayes.models.training_seeds",
+        "JudgeModel": "evalbayes.models.judge",
+    }
+    if name in lazy:
+        return getattr(importlib.import_module(lazy[name]), name)
     raise AttributeError(f"module 'evalbayes.models' has no attribute {name!r}")

@@ -1,0 +1,311 @@
+"""Judge error: true success rates and the judge's sensitivity / specificity, jointly.
+
+When trials are graded by an LLM judge, the counts ``c`` are judge passes, not true passes.
+A small gold subset of trials also carries a human label. Data (one :class:`EvalData`, built
+by :func:`judge_data`): ``n[s, t]`` judged trials and ``c[s, t]`` judge passes per cell
+(the gold trials included), plus four gold count variables per cell::
+
+    gold_tp  judge pass, human pass      gold_fp  judge pass, human fail
+    gold_fn  judge fail, human pass      gold_tn  judge fail, human fail
+
+Model (Hui and Walter 1980; Joseph, Gyorkos and Coupal 1995, "Bayesian estimation of disease
+prevalence and the parameters of diagnostic tests in the absence of a gold standard", with a
+partial gold standard), for system ``s`` and task ``t``::
+
+    logit p[s, t] = m[s] + sigma[s] z[s, t],   z ~ N(0, 1)      (true success rate)
+    q1 ~ Beta(sens_prior)   sensitivity  P(judge pass | true pass)
+    q0 ~ Beta(spec_prior)   specificity  P(judge fail | true fail)
+    unlabelled trial:  judge pass ~ Bernoulli(q1 p + (1 - q0)(1 - p))
+    gold trial:        human ~ Bernoulli(p),  judge | human ~ Bernoulli(q1 or 1 - q0)
+    m[s] ~ N(m_prior),  sigma[s] ~ HalfNormal(sigma_prior)
+
+``z`` is integrated out per cell by Gauss-Hermite quadrature, so the sampler sees ``2 S + 2``
+parameters. The priors on ``q0, q1`` (default Beta(3, 1): mean 0.75, P(q < 0.5) = 0.125)
+say the judge is better than chance, which also breaks the label-switching symmetry
+``p -> 1 - p, q1 -> 1 - q0`` that a model without gold labels has.
+
+Beside it: the frequentist Rogan-Gladen correction and PPI / PPI++
+(:mod:`evalbayes.frequentist.judge`, :mod:`evalbayes.frequentist.ppi`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy.special import expit, gammaln, log_expit, logsumexp
+
+from evalbayes.data import EvalData
+from evalbayes.inference import padded_size
+from evalbayes.models.base import Model, ModelInputs
+from evalbayes.models.factorial import _hermite, _population
+
+__all__ = ["GOLD_VARS", "JudgeModel", "judge_accuracy", "judge_data", "true_pass_rate"]
+
+GOLD_VARS: tuple[str, ...] = ("gold_tp", "gold_fn", "gold_fp", "gold_tn")
+
+
+def judge_data(counts: EvalData | pd.DataFrame, gold: pd.DataFrame, **kwargs: Any) -> EvalData:
+    """Judge counts plus a gold subset, as one :class:`EvalData` with the gold variables.
+
+    Parameters
+    ----------
+    counts : EvalData or pandas.DataFrame
+        Judge verdicts per (system, task): ``n`` judged trials, ``c`` judge passes, the gold
+        trials included. A frame goes through :meth:`EvalData.from_frame` with ``kwargs``.
+    gold : pandas.DataFrame
+        One row per gold trial: columns ``system``, ``task``, ``judge`` (0/1, the judge's
+        verdict on that trial) and ``human`` (0/1, the label).
+
+    Raises
+    ------
+    ValueError
+        Naming the gold row: unknown system or task, verdict or label not 0/1, more gold trials
+        in a cell than judged trials, or gold judge passes (fails) exceeding the cell's ``c``
+        (``n - c``).
+    """
+    data = counts if isinstance(counts, EvalData) else EvalData.from_frame(counts, **kwargs)
+    missing = [col for col in ("system", "task", "judge", "human") if col not in gold.columns]
+    if missing:
+        raise ValueError(f"gold table lacks columns {missing}; it has {list(gold.columns)}")
+    sys_pos = {name: i for i, name in enumerate(data.systems)}
+    task_pos = {name: i for i, name in enumerate(data.tasks)}
+    shape = data.shape
+    tables = {name: np.zeros(shape, np.int64) for name in GOLD_VARS}
+    for row, rec in enumerate(gold.itertuples(index=False)):
+        s, t = sys_pos.get(str(rec.system)), task_pos.get(str(rec.task))
+        if s is None or t is None:
+            raise ValueError(f"gold row {row}: (system {rec.system!r}, task {rec.task!r}) is not "
+                             "in the counts")
+        j, h = rec.judge, rec.human
+        if j not in (0, 1, True, False) or h not in (0, 1, True, False):
+            raise ValueError(f"gold row {row}: judge={j!r}, human={h!r} must be 0/1")
+        key = {(1, 1): "gold_tp", (0, 1): "gold_fn", (1, 0): "gold_fp", (0, 0): "gold_tn"}
+        tables[key[(int(j), int(h))]][s, t] += 1
+    n, c = data.n.values, data.c.values
+    total = sum(tables.values())
+    judged_pass = tables["gold_tp"] + tables["gold_fp"]
+    for bad, rule in ((total > n, "more gold trials than judged trials"),
+                      (judged_pass > c, "more gold judge passes than judge passes c"),
+                      (total - judged_pass > n - c, "more gold judge fails than n - c")):
+        if bad.any():
+            s, t = np.argwhere(bad)[0]
+            raise ValueError(f"gold rows for (system {data.systems[s]!r}, task "
+                             f"{data.tasks[t]!r}): {rule}")
+    ds = data.dataset.assign({k: (("system", "task"), v) for k, v in tables.items()})
+    return EvalData(ds)
+
+
+def _gold(data: EvalData) -> dict[str, np.ndarray]:
+    for name in GOLD_VARS:
+        if name not in data.dataset:
+            raise ValueError(f"the judge-error model needs the gold counts {list(GOLD_VARS)}; "
+                             "build the data with evalbayes.models.judge.judge_data")
+    return {name: data.dataset[name].values for name in GOLD_VARS}
+
+
+@dataclass(frozen=True)
+class JudgeModel(Model):
+    """True pass rates and judge error from judge counts and a gold subset (module docstring).
+
+    Parameters
+    ----------
+    sens_prior, spec_prior : (float, float)
+        Beta priors of the judge's sensitivity ``q1`` and specificity ``q0``. Default (3, 1).
+    m_prior : (float, float)
+        Normal prior (mean, sd) of each system's median logit ``m[s]``.
+    sigma_prior : float
+        HalfNormal scale of each system's spread of task logits. Default 1.5.
+    quadrature_nodes : int
+        Gauss-Hermite nodes for the task logits. Default 20.
+    """
+
+    name: ClassVar[str] = "judge-error"
+
+    sens_prior: tuple[float, float] = (3.0, 1.0)
+    spec_prior: tuple[float, float] = (3.0, 1.0)
+    m_prior: tuple[float, float] = (0.0, 1.5)
+    sigma_prior: float = 1.5
+    quadrature_nodes: int = 20
+
+    def __post_init__(self) -> None:
+        for label in ("sens_prior", "spec_prior"):
+            value = getattr(self, label)
+            if len(value) != 2 or min(value) <= 0:
+                raise ValueError(f"{label} must be two positive numbers, got {value!r}")
+        if len(self.m_prior) != 2 or not self.m_prior[1] > 0:
+            raise ValueError(f"m_prior must be (mean, sd > 0), got {self.m_prior!r}")
+        if not self.sigma_prior > 0:
+            raise ValueError(f"sigma_prior must be positive, got {self.sigma_prior!r}")
+
+    def check_data(self, data: EvalData) -> None:
+        """Gold variables present; at least one gold trial."""
+        gold = _gold(data)
+        if sum(int(v.sum()) for v in gold.values()) == 0:
+            raise ValueError("the gold subset is empty: label some trials by hand")
+
+    # ------------------------------------------------------------------ hooks
+    def _cells(self, data: EvalData) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        gold = _gold(data)
+        n, c = data.n.values, data.c.values
+        s_idx, t_idx = np.nonzero(n > 0)
+        g = {k: v[s_idx, t_idx].astype(float) for k, v in gold.items()}
+        g_total = sum(g.values())
+        g_pass = g["gold_tp"] + g["gold_fp"]
+        cells = {
+            "u_n": n[s_idx, t_idx] - g_total,  # unlabelled trials
+            "u_c": c[s_idx, t_idx] - g_pass,  # judge passes among them
+            "h_pass": g["gold_tp"] + g["gold_fn"],
+            "h_fail": g["gold_fp"] + g["gold_tn"],
+            **g,
+        }
+        return s_idx, t_idx, cells
+
+    def inputs(self, data: EvalData) -> ModelInputs:
+        s_idx, _, cells = self._cells(data)
+        size = padded_size(len(s_idx))
+        pad = size - len(s_idx)
+        values = {"cell_s": np.concatenate([s_idx, np.zeros(pad, np.int64)])}
+        for key, arr in cells.items():
+            values[key] = np.concatenate([arr, np.zeros(pad)]).astype(float)
+        return ModelInputs(values, (data.shape[0], size))
+
+    def build(self, inputs: ModelInputs) -> Any:
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        n_sys, size = inputs.shape_key
+        v = inputs.values
+        with pm.Model(coords={"system": np.arange(n_sys), "cell": np.arange(size)}) as model:
+            d = {key: pm.Data(key, v[key], dims="cell") for key in v}
+            q1 = pm.Beta("sensitivity", *self.sens_prior)
+            q0 = pm.Beta("specificity", *self.spec_prior)
+            m = pm.Normal("m", *self.m_prior, dims="system")
+            sigma = pm.HalfNormal("sigma", self.sigma_prior, dims="system")
+            x, w = _hermite(int(self.quadrature_nodes))
+            eta = m[d["cell_s"]][:, None] + sigma[d["cell_s"]][:, None] * pt.as_tensor_variable(x)
+            log_p, log_1mp = -pt.softplus(-eta), -pt.softplus(eta)
+            pi = q1 * pt.exp(log_p) + (1 - q0) * pt.exp(log_1mp)  # P(judge pass)
+            ll = (d["u_c"][:, None] * pt.log(pi) + (d["u_n"] - d["u_c"])[:, None] * pt.log1p(-pi)
+                  + d["h_pass"][:, None] * log_p + d["h_fail"][:, None] * log_1mp
+                  + pt.as_tensor_variable(np.log(w))[None, :])
+            pm.Potential("loglik", pt.logsumexp(ll, axis=1).sum())
+            pm.Potential("gold_judge", (d["gold_tp"] * pt.log(q1) + d["gold_fn"] * pt.log1p(-q1)
+                                        + d["gold_tn"] * pt.log(q0)
+                                        + d["gold_fp"] * pt.log1p(-q0)).sum())
+        return model
+
+    def posterior_vars(self, data: EvalData) -> list[str]:
+        return ["sensitivity", "specificity", "m", "sigma"]
+
+    # ------------------------------------------------------------------ draws
+    def _arrays(self, posterior: xr.Dataset) -> dict[str, np.ndarray]:
+        post = posterior.transpose("chain", "draw", ...)
+        return {k: post[k].values for k in ("sensitivity", "specificity", "m", "sigma")}
+
+    def _cell_node_loglik(
+        self, a: dict[str, np.ndarray], data: EvalData, x: np.ndarray,
+        s_idx: np.ndarray, t_idx: np.ndarray,
+    ) -> np.ndarray:
+        """Log-likelihood of each cell's data at each node (chain, draw, cell, node)."""
+        gold = {k: v[s_idx, t_idx].astype(float) for k, v in _gold(data).items()}
+        n = data.n.values[s_idx, t_idx].astype(float)
+        c = data.c.values[s_idx, t_idx].astype(float)
+        g_total = sum(gold.values())
+        u_n, u_c = n - g_total, c - gold["gold_tp"] - gold["gold_fp"]
+        h_pass, h_fail = gold["gold_tp"] + gold["gold_fn"], gold["gold_fp"] + gold["gold_tn"]
+        eta = a["m"][..., s_idx, None] + a["sigma"][..., s_idx, None] * x
+        log_p, log_1mp = log_expit(eta), log_expit(-eta)
+        q1 = a["sensitivity"][..., None, None]
+        q0 = a["specificity"][..., None, None]
+        pi = q1 * np.exp(log_p) + (1 - q0) * np.exp(log_1mp)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ll = (np.where(u_c[:, None] > 0, u_c[:, None] * np.log(pi), 0.0)
+                  + np.where((u_n - u_c)[:, None] > 0, (u_n - u_c)[:, None] * np.log1p(-pi), 0.0)
+                  + h_pass[:, None] * log_p + h_fail[:, None] * log_1mp)
+        return ll
+
+    def rates(self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice) -> np.ndarray:
+        """Draws of the TRUE success probability ``p[s, t]``, from each cell's conditional
+        posterior on ``2 * quadrature_nodes`` nodes (deterministic given ``seed``)."""
+        a = self._arrays(posterior)
+        x, w = _hermite(2 * int(self.quadrature_nodes))
+        n_sys = data.shape[0]
+        n_task = len(range(*tasks.indices(data.shape[1])))
+        s_idx = np.repeat(np.arange(n_sys), n_task)
+        t_idx = np.tile(np.arange(data.shape[1])[tasks], n_sys)
+        lp = np.log(w) + self._cell_node_loglik(a, data, x, s_idx, t_idx)
+        lp -= logsumexp(lp, axis=-1, keepdims=True)
+        cum = np.cumsum(np.exp(lp), axis=-1)
+        rng = np.random.default_rng([int(seed), 13, int(tasks.start or 0)])
+        pick = np.minimum((cum < rng.random(lp.shape[:-1])[..., None]).sum(axis=-1), len(x) - 1)
+        eta = a["m"][..., s_idx] + a["sigma"][..., s_idx] * x[pick]
+        return expit(eta).reshape((*eta.shape[:2], n_sys, n_task))
+
+    def population_curve(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> np.ndarray:
+        """True pass@k of a new task per system: ``E[f(expit(m + sigma Z))]``."""
+        a = self._arrays(posterior)
+        return _population(a["m"], a["sigma"], k, metric, 2 * int(self.quadrature_nodes))
+
+    def cell_log_likelihood(
+        self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
+    ) -> np.ndarray:
+        """Log-likelihood of each cell's judge counts and gold rows (task logit integrated
+        out; gold judge terms included; binomial constants of the unlabelled trials)."""
+        a = self._arrays(posterior)
+        x, w = _hermite(int(self.quadrature_nodes))
+        ll = logsumexp(np.log(w) + self._cell_node_loglik(a, data, x, s_idx, t_idx), axis=-1)
+        gold = {k: v[s_idx, t_idx].astype(float) for k, v in _gold(data).items()}
+        q1 = a["sensitivity"][..., None]
+        q0 = a["specificity"][..., None]
+        ll += (gold["gold_tp"] * np.log(q1) + gold["gold_fn"] * np.log1p(-q1)
+               + gold["gold_tn"] * np.log(q0) + gold["gold_fp"] * np.log1p(-q0))
+        n = data.n.values[s_idx, t_idx].astype(float) - sum(gold.values())
+        c = data.c.values[s_idx, t_idx].astype(float) - gold["gold_tp"] - gold["gold_fp"]
+        return ll + gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
+
+
+# ---------------------------------------------------------------------------- outputs
+def _judge(posterior: Any) -> JudgeModel:
+    if not isinstance(posterior.model, JudgeModel):
+        raise ValueError(f"needs a judge-error posterior, got {posterior.model.name!r}")
+    return posterior.model
+
+
+def judge_accuracy(posterior: Any, *, ci_prob: float = 0.95) -> pd.DataFrame:
+    """Posterior mean and central interval of the judge's sensitivity and specificity."""
+    _judge(posterior)
+    tail = (1 - ci_prob) / 2
+    rows = {}
+    for name in ("sensitivity", "specificity"):
+        v = posterior.posterior[name].values.ravel()
+        rows[name] = {"mean": float(v.mean()), "lower": float(np.quantile(v, tail)),
+                      "upper": float(np.quantile(v, 1 - tail))}
+    return pd.DataFrame(rows).T
+
+
+def true_pass_rate(posterior: Any, *, ci_prob: float = 0.95) -> pd.DataFrame:
+    """Per system: the judge's raw pass rate and the corrected true pass rate on these tasks.
+
+    Columns ``judge_rate`` (pooled ``c / n``), ``mean``, ``lower``, ``upper`` (posterior of the
+    task average of the true ``p[s, t]``, i.e. pass@1 for the "tasks" estimand).
+    """
+    _judge(posterior)
+    data = posterior.data
+    draws = posterior.curve("pass@k", 1).sel(k=1).transpose("chain", "draw", "system").values
+    flat = draws.reshape(-1, data.shape[0])
+    tail = (1 - ci_prob) / 2
+    return pd.DataFrame(
+        {
+            "judge_rate": data.c.values.sum(axis=1) / data.n.values.sum(axis=1),
+            "mean": flat.mean(axis=0),
+            "lower": np.quantile(flat, tail, axis=0),
+            "upper": np.quantile(flat, 1 - tail, axis=0),
+        },
+        index=pd.Index(data.systems, name="system"),
+    )
