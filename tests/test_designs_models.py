@@ -37,7 +37,7 @@ def _posterior(model, data, variables):
     for dim in ("system", "task"):
         if dim in ds.dims:
             ds = ds.assign_coords({dim: data.dataset[dim].values})
-    return Posterior.from_groups(model, data, SamplerConfig(), {"posterior": ds})
+    return model.posterior_class.from_groups(model, data, SamplerConfig(), {"posterior": ds})
 
 
 def _normal_expectation(f, mean, sd):
@@ -286,3 +286,21 @@ def test_design_plots_return_axes():
     assert plot_interaction(post) is not None
     assert plot_variance_components(post) is not None
     plt.close("all")
+
+
+def test_design_models_return_their_typed_posteriors():
+    """Each design model's fit is its own Posterior subclass, with the design's summaries."""
+    from evalbayes.models.factorial import FactorialModel, FactorialPosterior
+    from evalbayes.models.judge import JudgeModel, JudgePosterior
+    from evalbayes.models.training_seeds import SeedModel, SeedPosterior
+    from evalbayes.results import Posterior
+
+    for model, cls, methods in (
+        (FactorialModel(), FactorialPosterior,
+         ("variance_components", "rank_flips", "harness_curves")),
+        (SeedModel(), SeedPosterior, ("recipe_difference", "noise_components",
+                                      "design_assurance")),
+        (JudgeModel(), JudgePosterior, ("judge_accuracy", "true_pass_rate")),
+    ):
+        assert model.posterior_class is cls and issubclass(cls, Posterior)
+        assert all(callable(getattr(cls, name)) for name in methods)

@@ -46,6 +46,7 @@ from scipy.special import expit, gammaln, log_expit, logsumexp
 from evalbayes.data import EvalData
 from evalbayes.inference import padded_size
 from evalbayes.models.base import Model, ModelInputs
+from evalbayes.results import Posterior
 
 __all__ = [
     "FactorialModel",
@@ -127,6 +128,23 @@ class Factors:
 
 
 # ---------------------------------------------------------------------------- the model
+@dataclass(frozen=True, eq=False)
+class FactorialPosterior(Posterior):
+    """Posterior of a :class:`FactorialModel` fit, with the design's own summaries."""
+
+    def variance_components(self, ci_prob: float = 0.95) -> pd.DataFrame:
+        """Variance components with intervals; see :func:`variance_components`."""
+        return variance_components(self, ci_prob)
+
+    def rank_flips(self) -> tuple[pd.DataFrame, float]:
+        """P(the ranking of models differs between harnesses); see :func:`rank_flips`."""
+        return rank_flips(self)
+
+    def harness_curves(self, k: Any = (1,), metric: str = "pass@k") -> xr.DataArray:
+        """Per-harness pass@k curves; see :func:`harness_curves`."""
+        return harness_curves(self, k, metric)
+
+
 @dataclass(frozen=True)
 class FactorialModel(Model):
     """Model x harness x task hierarchy on binomial counts (module docstring).
@@ -149,6 +167,7 @@ class FactorialModel(Model):
     """
 
     name: ClassVar[str] = "factorial"
+    posterior_class: ClassVar[type[Posterior]] = FactorialPosterior
 
     model_coord: str = "model"
     harness_coord: str = "harness"

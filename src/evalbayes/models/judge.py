@@ -42,6 +42,7 @@ from evalbayes.data import EvalData
 from evalbayes.inference import padded_size
 from evalbayes.models.base import Model, ModelInputs
 from evalbayes.models.factorial import _hermite, _population
+from evalbayes.results import Posterior
 
 __all__ = ["GOLD_VARS", "JudgeModel", "judge_accuracy", "judge_data", "true_pass_rate"]
 
@@ -107,6 +108,19 @@ def _gold(data: EvalData) -> dict[str, np.ndarray]:
     return {name: data.dataset[name].values for name in GOLD_VARS}
 
 
+@dataclass(frozen=True, eq=False)
+class JudgePosterior(Posterior):
+    """Posterior of a :class:`JudgeModel` fit: the judge's accuracy and the true rates."""
+
+    def judge_accuracy(self, ci_prob: float = 0.95) -> pd.DataFrame:
+        """Sensitivity and specificity; see :func:`judge_accuracy`."""
+        return judge_accuracy(self, ci_prob=ci_prob)
+
+    def true_pass_rate(self, ci_prob: float = 0.95) -> pd.DataFrame:
+        """Pass rates corrected for judge error; see :func:`true_pass_rate`."""
+        return true_pass_rate(self, ci_prob=ci_prob)
+
+
 @dataclass(frozen=True)
 class JudgeModel(Model):
     """True pass rates and judge error from judge counts and a gold subset (module docstring).
@@ -124,6 +138,7 @@ class JudgeModel(Model):
     """
 
     name: ClassVar[str] = "judge-error"
+    posterior_class: ClassVar[type[Posterior]] = JudgePosterior
 
     sens_prior: tuple[float, float] = (3.0, 1.0)
     spec_prior: tuple[float, float] = (3.0, 1.0)

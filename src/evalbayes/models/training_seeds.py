@@ -40,8 +40,27 @@ from evalbayes.data import EvalData
 from evalbayes.inference import padded_size
 from evalbayes.models.base import Model, ModelInputs
 from evalbayes.models.factorial import _hermite, _population
+from evalbayes.results import Posterior
 
 __all__ = ["SeedModel", "design_assurance", "noise_components", "recipe_difference"]
+
+
+@dataclass(frozen=True, eq=False)
+class SeedPosterior(Posterior):
+    """Posterior of a :class:`SeedModel` fit, with the recipe-level summaries."""
+
+    def recipe_difference(self, *args: Any, **kwargs: Any) -> Any:
+        """Recipe B - A; see :func:`recipe_difference`."""
+        return recipe_difference(self, *args, **kwargs)
+
+    def noise_components(self, ci_prob: float = 0.95) -> pd.DataFrame:
+        """Run-to-run, task and trial noise; see :func:`noise_components`."""
+        return noise_components(self, ci_prob=ci_prob)
+
+    def design_assurance(self, *args: Any, **kwargs: Any) -> Any:
+        """How often new runs x tasks x trials settle the claim; see
+        :func:`design_assurance`."""
+        return design_assurance(self, *args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -65,6 +84,7 @@ class SeedModel(Model):
     """
 
     name: ClassVar[str] = "training-seeds"
+    posterior_class: ClassVar[type[Posterior]] = SeedPosterior
 
     recipe_coord: str = "recipe"
     m_prior: tuple[float, float] = (0.0, 1.5)
