@@ -293,7 +293,6 @@ def test_design_models_return_their_typed_posteriors():
     from evalbayes.models.factorial import FactorialModel, FactorialPosterior
     from evalbayes.models.judge import JudgeModel, JudgePosterior
     from evalbayes.models.training_seeds import SeedModel, SeedPosterior
-    from evalbayes.results import Posterior
 
     for model, cls, methods in (
         (FactorialModel(), FactorialPosterior,
