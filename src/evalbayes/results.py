@@ -41,6 +41,7 @@ from evalbayes.names import IntervalKind, check_k, check_metric
 __all__ = ["FIT_FORMAT", "FittedModel", "Posterior", "PosteriorPredictiveCheck"]
 
 FIT_FORMAT = "evalbayes-posterior/2"
+PPC_MAX_COUNT_BINS = 100  # Posterior.ppc: count bins up to this n, rate bins above
 
 
 class FittedModel(Protocol):
@@ -86,7 +87,7 @@ class PosteriorPredictiveCheck:
         Probability of the replicated interval.
     bins : str
         ``"count"`` (bins are c = 0..n, all tasks of a system share n) or ``"rate"`` (ten
-        equal bins of c/n, used when n varies).
+        equal bins of c/n, used when n varies or exceeds ``PPC_MAX_COUNT_BINS``).
     """
 
     table: pd.DataFrame
@@ -323,13 +324,18 @@ class Posterior:
         with the same statistic of the posterior predictive replicates. A well-specified
         model puts about ``ci_prob`` of the observed bins inside the replicated intervals;
         a model without task heterogeneity (``pooling="complete"``) misses the U shape of
-        agent benchmarks badly.
+        agent benchmarks badly. The bins are the counts ``0..n`` when every task of a system
+        ran the same ``n <= PPC_MAX_COUNT_BINS`` trials, ten bins of the pass rate otherwise.
         """
         rep = self.posterior_predictive(seed)
         n = self.data.n.values
         c = self.data.c.values
         rows = []
-        equal_n = all(len(set(n[s][n[s] > 0])) == 1 for s in range(n.shape[0]))
+        # one bin per count only for a few trials per task: n = 10^9 would need 10^9 bins
+        equal_n = all(
+            len(set(n[s][n[s] > 0])) == 1 and n[s].max() <= PPC_MAX_COUNT_BINS
+            for s in range(n.shape[0])
+        )
         bins_kind = "count" if equal_n else "rate"
         rep_values = rep.stack(sample=("chain", "draw")).transpose("sample", ...).values
         for s, system in enumerate(self.data.systems):
