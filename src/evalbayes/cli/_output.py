@@ -63,6 +63,16 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
     else:
         import pandas as pd
 
+        from evalbayes.names import display_label
+
+        # a readable view: long names shortened (kept distinct), control characters escaped
+        # so a name cannot drive the terminal; CSV and JSON keep every name in full
+        frame = frame.copy()
+        for column in frame.columns:
+            if not pd.api.types.is_numeric_dtype(frame[column]):
+                frame[column] = [
+                    display_label(v) if isinstance(v, str) else v for v in frame[column]
+                ]
         with pd.option_context("display.width", 200, "display.max_columns", 50,
                                "display.max_rows", 500):
             text = (f"{title}\n" if title else "") + frame.to_string(
