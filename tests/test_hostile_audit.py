@@ -93,7 +93,7 @@ def test_cli_table_shows_labels_and_csv_keeps_full_names(tmp_path, fit, capsys):
     saved = fit.save(tmp_path / "fit.nc")
     assert main(["summary", str(saved), "--k", "1"]) == 0
     out = capsys.readouterr().out
-    assert LONG_A not in out and display_label(LONG_A) in out
+    assert LONG_A not in out and display_label(LONG_A, 80) in out
     assert "\x1b" not in out and "\\n" in out
     assert main(["summary", str(saved), "--k", "1", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -106,3 +106,72 @@ def test_plot_cli_with_mathtext_names(tmp_path, fit):
         warnings.simplefilter("ignore")
         code = main(["plot", str(saved), "--k", "1", "2", "-o", str(tmp_path / "p.png")])
     assert code == 0 and (tmp_path / "p.png").stat().st_size > 0
+
+
+# ------------------------------------------------------------- one task, non-converged
+def test_population_estimand_of_one_task_warns_and_summary_notes_it():
+    from evalbayes.io import OneTaskWarning
+
+    data = eb.EvalData.from_arrays([[10], [10]], [[3], [7]], systems=["A", "B"], tasks=["only"])
+    fit = eb.BetaBinomialModel().fit(data, seed=0, draws=100, chains=2)
+    with pytest.warns(OneTaskWarning, match="single task"):
+        fit.pass_at_k(1, estimand="population")
+    with pytest.warns(OneTaskWarning):
+        table = fit.summary(k=1)
+    population = table[table["estimand"] == "population"]
+    assert (population["note"] == "population interval rests on one task").all()
+    assert (table.loc[table["estimand"] == "tasks", "note"] == "").all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OneTaskWarning)
+        fit.pass_at_k(1)  # the tasks estimand describes this task: no warning
+
+
+@pytest.fixture(scope="module")
+def unconverged(tmp_path_factory):
+    data = eb.EvalData.from_arrays(np.full((2, 6), 5), [[0, 1, 2, 3, 4, 5], [1, 1, 2, 2, 5, 5]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = eb.BetaBinomialModel().fit(data, method="nutpie", seed=0, draws=50, tune=50,
+                                         chains=2, check=False)
+    assert not fit.diagnostics(warn=False).passed  # 100 draws: ESS far below the bar
+    return fit.save(tmp_path_factory.mktemp("fits") / "unconverged.nc")
+
+
+def test_loading_a_non_converged_fit_warns_once_and_compare_warns(unconverged):
+    from evalbayes.diagnostics import ConvergenceWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = eb.load(unconverged)
+    loud = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(loud) == 1 and "failed its convergence diagnostics" in str(loud[0].message)
+    with pytest.warns(ConvergenceWarning, match="compare"):
+        eb.compare(fit, k=1)
+
+
+# ------------------------------------------------------------------- audit fixes
+def test_draws_of_a_billion_are_refused_before_sampling(tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text("system,task,n,c\nA,t1,10,3\nA,t2,10,5\n")
+    with pytest.raises(ValueError, match="draws x chains"):
+        eb.BetaBinomialModel(pooling="none").fit(eb.EvalData.from_arrays([10], [3]),
+                                                 draws=10**9)
+    code = main(["fit", str(table), "--draws", str(10**9), "-o", str(tmp_path / "f.nc")])
+    assert code == 2 and "draws x chains" in capsys.readouterr().err
+
+
+def test_cli_warnings_read_as_messages_and_tables_keep_short_notes(tmp_path):
+    data = eb.EvalData.from_arrays([[10], [10]], [[3], [7]], systems=["A", "B"])
+    fit = eb.BetaBinomialModel().fit(data, seed=0, draws=100, chains=2)
+    saved = fit.save(tmp_path / "one.nc")
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-m", "evalbayes.cli", "summary", str(saved)],
+                          capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0
+    assert "evalbayes: warning (OneTaskWarning):" in done.stderr
+    assert "results.py" not in done.stderr
+    assert "population interval rests on one task" in done.stdout

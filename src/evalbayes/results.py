@@ -32,10 +32,11 @@ import xarray as xr
 
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
-from evalbayes.diagnostics import Diagnostics, convergence_diagnostics
+from evalbayes.diagnostics import ConvergenceWarning, Diagnostics, convergence_diagnostics
 from evalbayes.fingerprint import fit_fingerprint
 from evalbayes.inference import SamplerConfig, config_hash
 from evalbayes.intervals import credible_interval
+from evalbayes.io import OneTaskWarning
 from evalbayes.names import IntervalKind, check_k, check_metric
 
 __all__ = ["FIT_FORMAT", "FittedModel", "Posterior", "PosteriorPredictiveCheck"]
@@ -209,6 +210,15 @@ class Posterior:
         """
         metric = check_metric(metric)
         ks = check_k(k)
+        if estimand == "population" and self.one_task_systems():
+            warnings.warn(
+                f"{self.label}: population estimand of {self.one_task_systems()} rests on a "
+                "single task: the spread between tasks cannot be estimated, so its interval "
+                "reflects the prior, not tasks like these (add tasks, or use "
+                "estimand='tasks')",
+                OneTaskWarning,
+                stacklevel=2,
+            )
         out = self.model.curve(
             self.posterior, self.data, ks, metric, estimand, per_task, seed=self.sampler.seed
         )
@@ -293,7 +303,37 @@ class Posterior:
         table["ci_prob"] = ci_prob
         if self.approximate:
             table["approximate"] = True
+        one_task = self.one_task_systems()
+        if one_task and "population" in estimands:
+            rests = (table["estimand"] == "population") & table["system"].isin(one_task)
+            table["note"] = np.where(rests, "population interval rests on one task", "")
         return table
+
+    def one_task_systems(self) -> list[str]:
+        """Systems observed on a single task (their population estimand rests on it)."""
+        observed = (self.data.n.values > 0).sum(axis=1)
+        return [s for s, count in zip(self.data.systems, observed, strict=True) if count == 1]
+
+    def warn_if_unconverged(self, context: str) -> bool:
+        """Warn (:class:`ConvergenceWarning`) when an MCMC fit failed its diagnostics.
+
+        Used where a fit is reused (:func:`evalbayes.load`, :func:`evalbayes.compare`), so
+        that a non-converged fit stays loud after it was saved. Returns whether it passed.
+        """
+        if self.approximate or not self.is_mcmc:
+            return True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            diag = self.diagnostics(warn=False)
+        if not diag.passed:
+            warnings.warn(
+                f"{context}: {self.label} failed its convergence diagnostics "
+                f"({'; '.join(diag.problems)}); its numbers may be wrong (refit with more "
+                "draws/tune)",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        return diag.passed
 
     def diagnostics(self, *, warn: bool = True) -> Diagnostics:
         """R-hat, ESS and divergences; warns (:class:`ConvergenceWarning`) on failure.
