@@ -175,3 +175,11 @@ def test_cli_warnings_read_as_messages_and_tables_keep_short_notes(tmp_path):
     assert "evalbayes: warning (OneTaskWarning):" in done.stderr
     assert "results.py" not in done.stderr
     assert "population interval rests on one task" in done.stdout
+
+
+def test_from_frame_with_a_duplicated_column_is_a_value_error():
+    import pandas as pd
+
+    frame = pd.DataFrame([["A", "t", 10, 3, 4]], columns=["system", "task", "n", "c", "c"])
+    with pytest.raises(ValueError, match=r"\['c'\] twice"):
+        eb.EvalData.from_frame(frame)
