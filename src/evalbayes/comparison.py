@@ -538,6 +538,7 @@ def compare(
     metric = check_metric(metric)
     check_estimand(estimand, posterior.model.estimands(), posterior.label)
     _check_settings(rope, ci_prob, kind)
+    posterior.warn_if_unconverged("compare")
     chosen = check_systems(posterior.data.systems, systems, minimum=2)
     draws = posterior.curve(metric, k, estimand=estimand)
     return Comparison.from_draws(

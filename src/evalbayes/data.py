@@ -387,6 +387,12 @@ class EvalData:
             raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
         if len(df) == 0:
             raise ValueError("empty table: no (system, task) rows")
+        twice = df.columns[df.columns.duplicated()].unique().tolist()
+        if twice:
+            raise ValueError(
+                f"the table names column(s) {twice} twice; remove or rename one (a reader "
+                "would refuse the same header)"
+            )
         system_col = _pick_column(df, system, ("system",), "system")
         task_col = _pick_column(df, task, _TASK_ALIASES, "task")
         n_col = _pick_column(df, n, _N_ALIASES, "n")

@@ -42,6 +42,9 @@ __all__ = [
 COMPILED_MODELS: dict[Hashable, Any] = {}
 
 
+#: Upper bound on draws x chains of one fit (memory of the posterior and its curves).
+MAX_TOTAL_DRAWS = 10_000_000
+
 @dataclass(frozen=True)
 class SamplerConfig:
     """How to run inference.
@@ -85,6 +88,12 @@ class SamplerConfig:
         check_count(self.tune, "tune", minimum=1 if self.mcmc else 0)
         check_seed(self.seed)
         check_count(self.vi_iterations, "vi_iterations")
+        if self.draws * self.chains > MAX_TOTAL_DRAWS:
+            raise ValueError(
+                f"draws x chains = {self.draws:,} x {self.chains:,} exceeds "
+                f"{MAX_TOTAL_DRAWS:,}: every derived curve stores one value per draw and cell "
+                "(gigabytes before any result); 1000 draws x 4 chains are plenty"
+            )
         if not 0 < self.target_accept < 1:
             raise ValueError(f"target_accept must lie in (0, 1), got {self.target_accept}")
 

@@ -21,6 +21,7 @@ __all__ = [
     "ESTIMAND_TEXT",
     "INTERVAL_KINDS",
     "K_DIM",
+    "LABEL_WIDTH",
     "MCMC_METHODS",
     "METHODS",
     "METRICS",
@@ -43,6 +44,7 @@ __all__ = [
     "check_metric",
     "check_seed",
     "check_systems",
+    "display_label",
     "pick_seed",
 ]
 
@@ -233,3 +235,33 @@ def check_systems(available: Sequence[str], systems: Any, minimum: int = 1) -> l
     if len(chosen) < minimum:
         raise ValueError(f"need at least {minimum} system(s), got {len(chosen)}: {chosen}")
     return chosen
+
+
+LABEL_WIDTH: Final = 32  # display width of a system or task name in plots, tables, reports
+
+
+def display_label(name: Any, width: int = LABEL_WIDTH) -> str:
+    """A system or task name as shown to a reader: printable and at most ``width`` long.
+
+    Control characters become their escapes (``\\n``, ``\\x00``). A longer name keeps its
+    head and its last four characters around an ellipsis, followed by six hex digits of the
+    SHA-1 of the full name, so two long names that share a prefix (or a suffix) still read
+    differently: ``display_label("x" * 100000 + "a")`` is ``"xxxxxxxxxxxxxxxxxxxxxxxxx…xxxa
+    #1d6ab8"``-like. Only the display changes: data, CSV/JSON outputs and fits keep the
+    full name.
+    """
+    import hashlib
+
+    text = str(name)
+    short = text if len(text) <= 4 * width else text[: 2 * width] + text[-8:]
+    shown = "".join(
+        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+        for ch in short
+    )
+    if len(text) <= width and shown == text:
+        return text
+    if len(text) <= width and len(shown) <= width:
+        return shown
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    head = max(1, width - 13)
+    return f"{shown[:head]}…{shown[-4:]} #{digest}"

@@ -101,4 +101,6 @@ def load(path: str | Path) -> Posterior:
     data = EvalData.from_dataset(groups["observed_data"])
     rebuilt = xr.DataTree.from_dict(groups)
     rebuilt.attrs.update(attrs)
-    return model.posterior_class(model=model, data=data, sampler=sampler, tree=rebuilt)
+    posterior = model.posterior_class(model=model, data=data, sampler=sampler, tree=rebuilt)
+    posterior.warn_if_unconverged(f"load({str(path)!r})")
+    return posterior

@@ -33,16 +33,18 @@ import xarray as xr
 
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
-from evalbayes.diagnostics import Diagnostics, convergence_diagnostics
+from evalbayes.diagnostics import ConvergenceWarning, Diagnostics, convergence_diagnostics
 from evalbayes.fingerprint import fit_fingerprint
 from evalbayes.inference import SamplerConfig, config_hash
 from evalbayes.intervals import credible_interval
+from evalbayes.io import OneTaskWarning
 from evalbayes.names import UNSET, IntervalKind, Unset, check_k, check_metric, check_seed, pick_seed
 from evalbayes.rendering import Rendered, frame_html, frame_text, jsonable
 
 __all__ = ["FIT_FORMAT", "FittedModel", "Posterior", "PosteriorPredictiveCheck"]
 
 FIT_FORMAT = "evalbayes-posterior/2"
+PPC_MAX_COUNT_BINS = 100  # Posterior.ppc: count bins up to this n, rate bins above
 
 
 class FittedModel(Protocol):
@@ -92,7 +94,7 @@ class PosteriorPredictiveCheck(Rendered):
         Probability of the replicated interval.
     bins : str
         ``"count"`` (bins are c = 0..n, all tasks of a system share n) or ``"rate"`` (ten
-        equal bins of c/n, used when n varies).
+        equal bins of c/n, used when n varies or exceeds ``PPC_MAX_COUNT_BINS``).
     """
 
     _settings_fields = ("ci_prob", "bins")
@@ -274,6 +276,15 @@ class Posterior(Rendered):
         """
         metric = check_metric(metric)
         ks = check_k(k)
+        if estimand == "population" and self.one_task_systems():
+            warnings.warn(
+                f"{self.label}: population estimand of {self.one_task_systems()} rests on a "
+                "single task: the spread between tasks cannot be estimated, so its interval "
+                "reflects the prior, not tasks like these (add tasks, or use "
+                "estimand='tasks')",
+                OneTaskWarning,
+                stacklevel=2,
+            )
         out = self.model.curve(
             self.posterior, self.data, ks, metric, estimand, per_task, seed=self.sampler.seed
         )
@@ -362,7 +373,37 @@ class Posterior(Rendered):
         table["ci_prob"] = ci_prob
         if self.approximate:
             table["approximate"] = True
+        one_task = self.one_task_systems()
+        if one_task and "population" in estimands:
+            rests = (table["estimand"] == "population") & table["system"].isin(one_task)
+            table["note"] = np.where(rests, "population interval rests on one task", "")
         return table
+
+    def one_task_systems(self) -> list[str]:
+        """Systems observed on a single task (their population estimand rests on it)."""
+        observed = (self.data.n.values > 0).sum(axis=1)
+        return [s for s, count in zip(self.data.systems, observed, strict=True) if count == 1]
+
+    def warn_if_unconverged(self, context: str) -> bool:
+        """Warn (:class:`ConvergenceWarning`) when an MCMC fit failed its diagnostics.
+
+        Used where a fit is reused (:func:`evalbayes.load`, :func:`evalbayes.compare`), so
+        that a non-converged fit stays loud after it was saved. Returns whether it passed.
+        """
+        if self.approximate or not self.is_mcmc:
+            return True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            diag = self.diagnostics(warn=False)
+        if not diag.passed:
+            warnings.warn(
+                f"{context}: {self.label} failed its convergence diagnostics "
+                f"({'; '.join(diag.problems)}); its numbers may be wrong (refit with more "
+                "draws/tune)",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        return diag.passed
 
     def diagnostics(self, *, warn: bool = True) -> Diagnostics:
         """R-hat, ESS and divergences; warns (:class:`ConvergenceWarning`) on failure.
@@ -401,13 +442,19 @@ class Posterior(Rendered):
         with the same statistic of the posterior predictive replicates. A well-specified
         model puts about ``ci_prob`` of the observed bins inside the replicated intervals;
         a model without task heterogeneity (``pooling="complete"``) misses the U shape of
-        agent benchmarks badly. ``random_seed`` is PyMC's name for ``seed`` (give either).
+        agent benchmarks badly. The bins are the counts ``0..n`` when every task of a system
+        ran the same ``n <= PPC_MAX_COUNT_BINS`` trials, ten bins of the pass rate otherwise.
+        ``random_seed`` is PyMC's name for ``seed`` (give either).
         """
         rep = self.posterior_predictive(pick_seed(seed, random_seed))
         n = self.data.n.values
         c = self.data.c.values
         rows = []
-        equal_n = all(len(set(n[s][n[s] > 0])) == 1 for s in range(n.shape[0]))
+        # one bin per count only for a few trials per task: n = 10^9 would need 10^9 bins
+        equal_n = all(
+            len(set(n[s][n[s] > 0])) == 1 and n[s].max() <= PPC_MAX_COUNT_BINS
+            for s in range(n.shape[0])
+        )
         bins_kind = "count" if equal_n else "rate"
         rep_values = rep.stack(sample=("chain", "draw")).transpose("sample", ...).values
         for s, system in enumerate(self.data.systems):

@@ -91,6 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(_chosen(argv)).parse_args(argv)
+    import warnings
+
+    formatwarning = warnings.formatwarning
+    # a warning reads as a message, not as a source line of the library
+    warnings.formatwarning = _format_warning
     try:
         return int(args.run(args) or 0)
     except (
@@ -107,3 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(f"evalbayes: error: {cli_hint(message)}", file=sys.stderr)
         return 2
+    finally:
+        warnings.formatwarning = formatwarning
+
+
+def _format_warning(message, category, filename, lineno, line=None) -> str:
+    return f"evalbayes: warning ({category.__name__}): {message}\n"

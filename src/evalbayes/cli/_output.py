@@ -14,6 +14,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.results import Posterior
 
 
+TABLE_LABEL_WIDTH = 80  # longest name shown whole in a text table
+
+
 def check_output_path(path: str | Path | None) -> None:
     """Refuse an output path that is a directory, before any work is done."""
     if path is not None and Path(path).is_dir():
@@ -24,9 +27,14 @@ def check_output_path(path: str | Path | None) -> None:
 # --------------------------------------------------------------------------- fits
 def load_fit(path: str) -> Posterior:
     """Load a saved fit (tamper checks are the loader's)."""
+    import warnings
+
+    from evalbayes.diagnostics import ConvergenceWarning
     from evalbayes.persist import load
 
-    return load(path)
+    with warnings.catch_warnings():  # check_fit reports the diagnostics on stderr
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return load(path)
 
 
 def check_fit(posterior: Posterior, strict: bool, quiet_pass: bool = True) -> int:
@@ -63,6 +71,17 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
     else:
         import pandas as pd
 
+        from evalbayes.names import display_label
+
+        # a readable view: long names shortened (kept distinct), control characters escaped
+        # so a name cannot drive the terminal; CSV and JSON keep every name in full
+        frame = frame.copy()
+        for column in frame.columns:
+            if not pd.api.types.is_numeric_dtype(frame[column]):
+                frame[column] = [
+                    display_label(v, TABLE_LABEL_WIDTH) if isinstance(v, str) else v
+                    for v in frame[column]
+                ]
         with pd.option_context("display.width", 200, "display.max_columns", 50,
                                "display.max_rows", 500):
             text = (f"{title}\n" if title else "") + frame.to_string(

@@ -40,6 +40,7 @@ __all__ = [
 
 _TABLE_BUDGET = 1 << 22  # entries of one (i, k) log table block (32 MiB of float64)
 _WEIGHT_BUDGET = 1 << 22  # entries of one (rows, distinct cells) weight block
+_DIRECT_TERMS = 256  # above this many factors, Euler-Maclaurin (see _log_tail_large)
 
 
 def _check_k_le_n(n: np.ndarray, k: np.ndarray, func: str) -> None:
@@ -53,26 +54,107 @@ def _check_k_le_n(n: np.ndarray, k: np.ndarray, func: str) -> None:
         )
 
 
+def _log_tail_table(n_value: int, m_rows: np.ndarray, kf: np.ndarray) -> np.ndarray:
+    """Exact reversed-cumsum table of one ``n`` (memory ``O(n)`` per block of ``k``)."""
+    out = np.empty((m_rows.size, kf.size), dtype=np.float64)
+    i = np.arange(1, n_value + 1, dtype=np.float64)[:, None]  # (n, 1)
+    step = max(1, _TABLE_BUDGET // int(n_value))
+    for start in range(0, kf.size, step):
+        kk = kf[None, start : start + step]  # (1, K')
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(i > kk, np.log1p(-kk / i), -np.inf)  # (n, K')
+        # tail[m] = sum_{i=m+1}^{n} terms[i-1]; tail[n] = 0.
+        tail = np.zeros((int(n_value) + 1, kk.shape[1]))
+        tail[:-1] = np.cumsum(terms[::-1], axis=0)[::-1]
+        out[:, start : start + step] = tail[m_rows]
+    return out
+
+
+def _log_tail_large(n: np.ndarray, m: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``log C(m, k) / C(n, k)`` in ``O(1)`` memory and time per (pair, k) for any ``n``.
+
+    ``log T = sum_{j=0}^{k-1} log1p(-d/(n-j))`` with ``d = n - m``
+    (``= sum_{i=m+1}^{n} log1p(-k/i)``, the same product read the other way). When
+    ``min(k, d) <= _DIRECT_TERMS`` the shorter of the two sums is added term by term.
+    Otherwise the ``j`` sum over ``a = m - j >= _DIRECT_TERMS`` uses the Euler-Maclaurin
+    formula (Abramowitz & Stegun 1964, 23.1.30) with the exact integral
+    ``a1 log1p(d J/(a1 (a0+d))) - J log1p(d/a0) - d log1p(J/(a1+d))`` (``a0 = m``,
+    ``a1 = m - J``: ``a1 log1p(d/a1) - a0 log1p(d/a0) - ...`` without its cancellation)
+    and the ``f'`` and ``f'''`` corrections, whose remainder is of order ``1/a^5``. The last
+    ``< _DIRECT_TERMS`` terms (``a`` small, where ``f`` varies fast) are added directly.
+    ``n``, ``m``, ``k`` broadcast; ``-inf`` where ``m < k``.
+    """
+    n, m, k = (np.asarray(x, dtype=np.float64) for x in np.broadcast_arrays(n, m, k))
+    d = n - m
+    out = np.zeros(n.shape)
+    zero = m < k
+    direct = ~zero & (np.minimum(k, d) <= _DIRECT_TERMS)
+    smooth = ~zero & ~direct
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for t in range(_DIRECT_TERMS):
+            j_sum = direct & (k <= d) & (t < k)  # term j = t
+            i_sum = direct & (k > d) & (t < d)  # term i = m + 1 + t
+            if not (j_sum.any() or i_sum.any()):
+                break
+            out += np.where(j_sum, np.log1p(-d / (n - t)), 0.0)
+            out += np.where(i_sum, np.log1p(-k / (m + 1 + t)), 0.0)
+        if smooth.any():
+            a_cut = float(_DIRECT_TERMS)
+            big_j = np.minimum(k - 1, m - a_cut)  # >= 0 here, since m >= k > a_cut
+            a0, a1 = m, m - big_j
+
+            def f(a: np.ndarray) -> np.ndarray:
+                return -np.log1p(d / a)
+
+            def f1(a: np.ndarray) -> np.ndarray:
+                return -d / (a * (a + d))
+
+            def f3(a: np.ndarray) -> np.ndarray:
+                return -2.0 / a**3 + 2.0 / (a + d) ** 3
+
+            # a1 log1p(d/a1) - a0 log1p(d/a0), rewritten without the cancellation
+            integral = (
+                a1 * np.log1p(d * big_j / (a1 * (a0 + d)))
+                - big_j * np.log1p(d / a0)
+                - d * np.log1p(big_j / (a1 + d))
+            )
+            em = (
+                integral
+                + (f(a0) + f(a1)) / 2.0
+                + (f1(a1) - f1(a0)) / 12.0
+                - (f3(a1) - f3(a0)) / 720.0
+            )
+            out = np.where(smooth, em, out)
+            # the rest, j = J+1 .. k-1 (fewer than _DIRECT_TERMS terms with a < a_cut)
+            rest = np.where(smooth, k - 1 - big_j, 0.0)
+            for t in range(_DIRECT_TERMS):
+                live = smooth & (t < rest)
+                if not live.any():
+                    break
+                out += np.where(live, np.log1p(-d / (n - (big_j + 1 + t))), 0.0)
+    out[zero] = -np.inf
+    return out
+
+
 def _log_tail(n_u: np.ndarray, m_u: np.ndarray, k: np.ndarray) -> np.ndarray:
     """``log C(m, k) / C(n, k)`` for distinct pairs ``(n_u, m_u)`` and every ``k``.
 
     Returns an array ``(len(n_u), len(k))``; ``-inf`` where ``m < k`` (the ratio is 0).
+    A distinct ``n`` up to ``_TABLE_BUDGET`` shares one exact table of ``O(n)`` memory;
+    a larger ``n`` (10^9 trials of a cell, say) uses :func:`_log_tail_large`, whose memory
+    and time do not grow with ``n`` or ``k``.
     """
     out = np.empty((n_u.size, k.size), dtype=np.float64)
     kf = k.astype(np.float64)
     for n_value in np.unique(n_u):
         rows = np.flatnonzero(n_u == n_value)
-        m_rows = m_u[rows]
-        i = np.arange(1, n_value + 1, dtype=np.float64)[:, None]  # (n, 1)
-        step = max(1, _TABLE_BUDGET // int(n_value))
-        for start in range(0, k.size, step):
-            kk = kf[None, start : start + step]  # (1, K')
-            with np.errstate(divide="ignore", invalid="ignore"):
-                terms = np.where(i > kk, np.log1p(-kk / i), -np.inf)  # (n, K')
-            # tail[m] = sum_{i=m+1}^{n} terms[i-1]; tail[n] = 0.
-            tail = np.zeros((int(n_value) + 1, kk.shape[1]))
-            tail[:-1] = np.cumsum(terms[::-1], axis=0)[::-1]
-            out[rows, start : start + step] = tail[m_rows]
+        if n_value <= _TABLE_BUDGET:
+            out[rows] = _log_tail_table(int(n_value), m_u[rows], kf)
+        else:
+            out[rows] = _log_tail_large(
+                np.asarray(n_value, dtype=np.float64), m_u[rows].astype(np.float64)[:, None],
+                kf[None, :],
+            )
     return out
 
 

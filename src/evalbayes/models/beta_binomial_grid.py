@@ -55,7 +55,9 @@ The log likelihood is evaluated through the finite sums of
 ``sum_i A_i log(mu + i/kappa) + sum_j B_j log(1 - mu + j/kappa) - sum_l C_l log(1 + l/kappa)``
 with ``A_i = sum_cells w [c > i]``, ``B_j = sum_cells w [n - c > j]``,
 ``C_l = sum_cells w [n > l]``: exact for any kappa (no cancellation of ``gammaln``
-differences), O(max n) per grid node whatever the number of tasks.
+differences), O(max n) per grid node whatever the number of tasks. Cells of more than
+``LARGE_CELL_N`` trials use ``betaln`` instead (O(1) per cell; see :func:`_large_cells`), so
+``n = 10^9`` costs no more memory than ``n = 10``.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import expit, log_expit
+from scipy.special import betaln, expit, log_expit
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -82,6 +84,11 @@ __all__ = [
 ]
 
 EDGE_DROP = 30.0
+# Cells with more trials than this use betaln (O(1) per cell) instead of the finite sums,
+# whose cost and memory grow with n (10^9 trials would need gigabytes per grid node);
+# past log kappa = 16 they use the Binomial limit, as the NUTS model does.
+LARGE_CELL_N = 1 << 14
+LARGE_CELL_LOG_KAPPA_LIMIT = 16.0
 START_NODES = 33
 MAX_NODES = 1025
 
@@ -96,6 +103,34 @@ def _suffix_counts(n: np.ndarray, c: np.ndarray, w: np.ndarray) -> tuple[np.ndar
         return (hist[::-1].cumsum()[::-1])[1:]
 
     return counts(c), counts(n - c), counts(n)
+
+
+def _large_cells(
+    x: np.ndarray,
+    y: np.ndarray,
+    log_mu: np.ndarray,
+    log_1mu: np.ndarray,
+    n: np.ndarray,
+    c: np.ndarray,
+    w: np.ndarray,
+) -> np.ndarray:
+    """``sum_cells w [log B(a + c, b + n - c) - log B(a, b)]`` for cells with many trials.
+
+    ``betaln`` (Cephes, with its asymptotic expansion for large arguments) costs O(1) per
+    cell and node whatever ``n``; its terms are of order ``n`` and ``kappa``, so the
+    rounding error is about ``1e-16 (n + kappa)`` nats, 1e-7 at ``n = 10^9``. Past
+    ``log kappa = 16`` the Binomial limit ``c log mu + (n - c) log(1 - mu)`` is used instead
+    (the limit as kappa -> infinity; the prior of ``log kappa`` puts no mass there).
+    """
+    a = np.exp(y) * expit(x)
+    b = np.exp(y) * expit(-x)
+    limit = y > LARGE_CELL_LOG_KAPPA_LIMIT
+    total = np.zeros(x.shape)
+    for n_i, c_i, w_i in zip(n.astype(float), c.astype(float), w, strict=True):
+        exact = betaln(a + c_i, b + n_i - c_i) - betaln(a, b)
+        binomial = c_i * log_mu + (n_i - c_i) * log_1mu
+        total += w_i * np.where(limit, binomial, exact)
+    return total
 
 
 def log_density(
@@ -128,6 +163,10 @@ def log_density(
     m, s = log_kappa_prior
     log_mu, log_1mu = log_expit(x), log_expit(-x)
     out = a0 * log_mu + b0 * log_1mu - 0.5 * ((y - m) / s) ** 2
+    large = n > LARGE_CELL_N
+    if large.any():
+        out = out + _large_cells(x, y, log_mu, log_1mu, n[large], c[large], w[large])
+        n, c, w = n[~large], c[~large], w[~large]
     if len(n) == 0:
         return out
     big_a, big_b, big_c = _suffix_counts(n, c, w)

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
+from matplotlib.text import Text
+from matplotlib.ticker import FixedFormatter
 
-__all__ = ["ESTIMAND_SHORT", "get_axes", "title_suffix"]
+from evalbayes.names import display_label
+
+__all__ = ["ESTIMAND_SHORT", "MAX_LINE", "finish", "get_axes", "plot_label", "title_suffix"]
+
+MAX_LINE = 120  # characters of one line of text in a figure
 
 ESTIMAND_SHORT = {"tasks": "these tasks", "population": "tasks like these"}
 
@@ -32,3 +39,61 @@ def title_suffix(estimand: Any, approximate: bool) -> str:
     if approximate:
         text += " · APPROXIMATE (variational)"
     return text
+
+
+def plot_label(name: Any) -> str:
+    """A system or task name for a plot: :func:`evalbayes.names.display_label` (short,
+    printable, long names kept distinct), with ``$`` escaped while mathtext is on, so
+    ``$alpha$`` prints as written instead of being parsed (or failing to parse) as TeX."""
+    text = display_label(name)
+    if mpl.rcParams["text.parse_math"]:
+        text = _escape_dollars(text)
+    return text
+
+
+def _escape_dollars(text: str) -> str:
+    out, escaped = [], False
+    for ch in text:
+        if ch == "$" and not escaped:
+            out.append("\\$")
+        else:
+            out.append(ch)
+        escaped = ch == "\\" and not escaped
+    return "".join(out)
+
+
+def _safe_line(line: str) -> str:
+    if len(line) <= MAX_LINE and line.isprintable():
+        return line
+    return display_label(line, MAX_LINE)
+
+
+def finish(ax: Axes) -> Axes:
+    """Last pass over every text of ``ax``'s figure before it is returned.
+
+    Any line longer than ``MAX_LINE`` characters is shortened (a 100,000-character system
+    name would otherwise ask Agg for a canvas of gigabytes), control characters are shown
+    as escapes (a tab has no glyph), and, while mathtext is on,
+    unescaped ``$`` are escaped. Fixed tick labels are rewritten in their formatter, which
+    re-creates the tick texts at every draw.
+    """
+    parse_math = mpl.rcParams["text.parse_math"]
+
+    def safe(text: str) -> str:
+        text = "\n".join(_safe_line(line) for line in text.split("\n"))
+        if parse_math and "$" in text:
+            text = _escape_dollars(text)
+        return text
+
+    figure = ax.figure
+    for axes in figure.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            formatter = axis.get_major_formatter()
+            if isinstance(formatter, FixedFormatter):
+                formatter.seq = [safe(str(s)) for s in formatter.seq]
+    for artist in figure.findobj(Text):
+        text = artist.get_text()
+        new = safe(text)
+        if new != text:
+            artist.set_text(new)
+    return ax

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.axes import Axes
 
-from evalbayes.plots._common import ESTIMAND_SHORT, get_axes
+from evalbayes.plots._common import ESTIMAND_SHORT, finish, get_axes
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.decisions.plan import PlanResult
@@ -56,4 +56,4 @@ def plot_assurance(
                    "correct": "decisive and right"}[column])
     ax.set_title(f"{what}\nestimand: {estimand} ({ESTIMAND_SHORT[estimand]})", fontsize=10)
     ax.legend(fontsize=8)
-    return ax
+    return finish(ax)

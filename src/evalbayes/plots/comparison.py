@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from evalbayes.comparison import Comparison
-from evalbayes.plots._common import get_axes, title_suffix
+from evalbayes.plots._common import finish, get_axes, plot_label, title_suffix
 
 __all__ = ["plot_comparison", "plot_superiority_matrix"]
 
@@ -83,7 +83,7 @@ def plot_comparison(
     ax.set_xlim(min(float(np.min(lo)), -comparison.rope) - 0.05 * span,
                 max(float(np.max(hi)), comparison.rope) + 0.05 * span)
     ax.set_yticks(y)
-    ax.set_yticklabels([f"{b} − {a}" for b, a in pairs])
+    ax.set_yticklabels([f"{plot_label(b)} − {plot_label(a)}" for b, a in pairs])
     ax.set_ylim(-0.7, len(pairs) - 0.3)
     rope_text = f", shaded: ROPE ±{comparison.rope:g}" if comparison.rope > 0 else ""
     ax.set_xlabel(
@@ -96,7 +96,7 @@ def plot_comparison(
         fontsize=10,
     )
     ax.grid(True, axis="x", alpha=0.3)
-    return ax
+    return finish(ax)
 
 
 ANNOTATE_MAX = 25
@@ -171,10 +171,10 @@ def plot_superiority_matrix(
     ticks = np.arange(0, n, step)
     size = 9 if n <= ANNOTATE_MAX else 6
     ax.set_xticks(ticks)
-    ax.set_xticklabels([table.columns[i] for i in ticks], rotation=60 if n > 10 else 30,
+    ax.set_xticklabels([plot_label(table.columns[i]) for i in ticks], rotation=60 if n > 10 else 30,
                        ha="right", fontsize=size)
     ax.set_yticks(ticks)
-    ax.set_yticklabels([table.index[i] for i in ticks], fontsize=size)
+    ax.set_yticklabels([plot_label(table.index[i]) for i in ticks], fontsize=size)
     ordered = " (ordered by posterior mean)" if order == "mean" else ""
     thinned = f"; one label in {step}" if step > 1 else ""
     ax.set_xlabel(f"baseline A{ordered}{thinned}")
@@ -185,4 +185,4 @@ def plot_superiority_matrix(
         f"{title_suffix(comparison.estimand, comparison.approximate)}",
         fontsize=10,
     )
-    return ax
+    return finish(ax)

@@ -21,7 +21,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullLocator
 
 from evalbayes.intervals import credible_interval
-from evalbayes.plots._common import get_axes, title_suffix
+from evalbayes.plots._common import finish, get_axes, plot_label, title_suffix
 
 __all__ = ["plot_pass_at_k", "plot_pass_hat_k"]
 
@@ -158,7 +158,7 @@ def _plot_curves(
             lower, upper = credible_interval(sel, prob, "eti")
             ax.fill_between(ks, lower.values, upper.values, color=color, alpha=alpha, lw=0)
         median = sel.median(("chain", "draw")).values
-        (line,) = ax.plot(ks, median, color=color, lw=2, label=system)
+        (line,) = ax.plot(ks, median, color=color, lw=2, label=plot_label(system))
         handles.append(line)
         if points is not None and system in points["system"].values:
             row = points.sel(system=system)
@@ -197,7 +197,7 @@ def _plot_curves(
                   frameon=False)
     else:
         ax.legend(handles=handles, fontsize=8, loc="best")
-    return ax
+    return finish(ax)
 
 
 def plot_pass_at_k(

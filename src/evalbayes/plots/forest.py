@@ -9,7 +9,7 @@ import xarray as xr
 from matplotlib.axes import Axes
 
 from evalbayes.intervals import credible_interval
-from evalbayes.plots._common import get_axes, title_suffix
+from evalbayes.plots._common import finish, get_axes, plot_label, title_suffix
 
 __all__ = ["plot_system_forest"]
 
@@ -77,7 +77,7 @@ def plot_system_forest(
     ax.set_yticks(y)
     size = 8 if n <= 40 else 6
     labels = [names[i] for i in order]
-    ax.set_yticklabels(labels, fontsize=size)
+    ax.set_yticklabels([plot_label(label) for label in labels], fontsize=size)
     bold = set(highlight or [])
     for tick, label in zip(ax.get_yticklabels(), labels, strict=True):
         if label in bold:
@@ -90,4 +90,4 @@ def plot_system_forest(
     ax.set_title(f"{metric} by {unit}, ordered by the posterior mean at k = {chosen[0]:g}\n"
                  f"{title_suffix(draws.attrs.get('estimand'), approximate)}", fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    return ax
+    return finish(ax)

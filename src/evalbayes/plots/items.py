@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from evalbayes.plots._common import finish
+
 __all__ = ["FLAG_COLUMNS", "plot_item_curves", "plot_item_difficulty", "plot_wright_map"]
 
 FLAG_COLUMNS = ("never_solved", "always_solved", "low_discrimination", "negative_discrimination")
@@ -83,7 +85,7 @@ def plot_item_difficulty(
     ax.set_ylabel("item")
     ax.axvline(0.0, color="0.85", lw=0.8, zorder=0)
     ax.legend(loc="lower right", fontsize="small")
-    return ax
+    return finish(ax)
 
 
 def plot_item_curves(
@@ -134,7 +136,7 @@ def plot_item_curves(
     ax.set_ylabel("P(success)")
     ax.set_ylim(-0.02, 1.02)
     ax.legend(fontsize="small")
-    return ax
+    return finish(ax)
 
 
 def plot_wright_map(
@@ -169,4 +171,4 @@ def plot_wright_map(
     ax.set_xticks([-0.55, 0.5], ["systems: ability theta", "items: difficulty b"])
     ax.set_ylabel("logit scale (higher = abler system / harder item)")
     ax.legend(loc="upper right", fontsize="small")
-    return ax
+    return finish(ax)

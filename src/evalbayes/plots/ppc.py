@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.axes import Axes
 
-from evalbayes.plots._common import get_axes
+from evalbayes.plots._common import finish, get_axes
 from evalbayes.results import PosteriorPredictiveCheck
 
 __all__ = ["plot_ppc"]
@@ -73,5 +73,5 @@ def plot_ppc(
         fontsize=10,
     )
     ax.legend(fontsize=8)
-    return ax
+    return finish(ax)
 
