@@ -183,3 +183,19 @@ def test_from_frame_with_a_duplicated_column_is_a_value_error():
     frame = pd.DataFrame([["A", "t", 10, 3, 4]], columns=["system", "task", "n", "c", "c"])
     with pytest.raises(ValueError, match=r"\['c'\] twice"):
         eb.EvalData.from_frame(frame)
+
+
+def test_crosscheck_table_shortens_long_names_but_keeps_them_apart():
+    import pandas as pd
+
+    from evalbayes import EvalData
+    from evalbayes.frequentist.crosscheck import crosscheck
+
+    names = ["x" * 100_000 + "a", "x" * 100_000 + "b"]
+    frame = pd.DataFrame({"system": names, "task": ["t", "t"], "n": [5, 5], "c": [2, 3]})
+    report = crosscheck(EvalData.from_frame(frame))
+    lines = report.format_table().splitlines()
+    assert max(len(line) for line in lines) < 200
+    rows = [line for line in lines if line.startswith("xxx")]
+    assert len(set(rows)) == len(rows) >= 2
+    assert {s["system"] for s in report.to_dict()["records"]} == set(names)

@@ -21,6 +21,7 @@ from evalbayes.frequentist import (
     PairedOutcomes,
     SignFlipResult,
 )
+from evalbayes.names import display_label
 from evalbayes.rendering import Rendered, frame_html, jsonable
 
 __all__ = [
@@ -328,7 +329,8 @@ class CrosscheckReport(Rendered):
             f"pass@1 = task average (pooled = share of all trials); bootstrap resamples {unit}",
             "",
         ]
-        width = max(6, *(len(s.system) for s in self.systems))
+        shown = {s.system: display_label(s.system) for s in self.systems}
+        width = max(6, *(len(label) for label in shown.values()))
         header = (
             f"{'system':<{width}}  {'tasks':>5}  {'trials':>7}  {'pass@1':>6}  {'pooled':>6}  "
             f"{'Wilson (pooled)':<16}  {'task bootstrap':<16}  {'rho':>5}  {'deff':>5}"
@@ -337,7 +339,7 @@ class CrosscheckReport(Rendered):
         for s in self.systems:
             corr = s.correlation
             lines.append(
-                f"{s.system:<{width}}  {s.n_tasks:>5}  {s.n_trials:>7}  "
+                f"{shown[s.system]:<{width}}  {s.n_tasks:>5}  {s.n_trials:>7}  "
                 f"{s.pass1_mean:>6.3f}  {s.pass1_pooled:>6.3f}  "
                 f"{_interval_text(float(s.wilson.lower), float(s.wilson.upper)):<16}  "
                 f"{_interval_text(s.task_bootstrap.lower, s.task_bootstrap.upper):<16}  "
@@ -351,7 +353,8 @@ class CrosscheckReport(Rendered):
             for s in self.systems:
                 values = getattr(s, attr)
                 lines.append(
-                    f"{s.system:<{width}}" + "".join(f"  {_fmt(values[k]):>6}" for k in self.k)
+                    f"{shown[s.system]:<{width}}"
+                    + "".join(f"  {_fmt(values[k]):>6}" for k in self.k)
                 )
         lines += ["", "flags"]
         for s in self.systems:
@@ -365,7 +368,7 @@ class CrosscheckReport(Rendered):
                 flags.append(
                     f"small suite: {s.n_tasks} tasks < {SMALL_SUITE}; only large changes show"
                 )
-            lines.append(f"  {s.system}: " + "; ".join(flags))
+            lines.append(f"  {shown[s.system]}: " + "; ".join(flags))
             lines += [f"    note: {note}" for note in s.notes]
         comp = self.comparison
         if comp is not None:
