@@ -199,3 +199,30 @@ def test_crosscheck_table_shortens_long_names_but_keeps_them_apart():
     rows = [line for line in lines if line.startswith("xxx")]
     assert len(set(rows)) == len(rows) >= 2
     assert {s["system"] for s in report.to_dict()["records"]} == set(names)
+
+
+def test_symlink_loops_and_broken_links_are_named(tmp_path):
+    import evalbayes as eb
+    from evalbayes.cli import main
+
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to(loop)
+    broken = tmp_path / "broken.nc"
+    broken.symlink_to(tmp_path / "nowhere.nc")
+    with pytest.raises(FileNotFoundError, match="symbolic link loop"):
+        eb.read(loop)
+    with pytest.raises(FileNotFoundError, match="broken symbolic link"):
+        eb.load(broken)
+    assert main(["crosscheck", str(loop)]) == 2
+
+
+def test_boolean_arrays_are_not_counts():
+    import numpy as np
+
+    from evalbayes import EvalData
+
+    solved = np.array([[True, False], [True, True]])
+    with pytest.raises(ValueError, match="boolean array"):
+        EvalData.from_arrays(np.ones((2, 2), int), solved)
+    data = EvalData.from_arrays(np.ones((2, 2), int), solved.astype(int))
+    assert int(data.c.values.sum()) == 3

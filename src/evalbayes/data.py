@@ -788,7 +788,10 @@ def _check_unique_trials(df: pd.DataFrame, system_col: str, task_col: str, trial
 
 def _integral_array(arr: np.ndarray, name: str) -> np.ndarray:
     if arr.dtype == bool:
-        return arr.astype(np.int64)
+        raise ValueError(
+            f"{name} is a boolean array: counts must be integers (a 0/1 success matrix is "
+            f"one trial per cell: pass n=np.ones_like(c, dtype=int), c=c.astype(int))"
+        )
     if not np.issubdtype(arr.dtype, np.number):
         raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
     if np.issubdtype(arr.dtype, np.integer):

@@ -19,6 +19,7 @@ from evalbayes._version import __version__
 from evalbayes.data import EvalData
 from evalbayes.fingerprint import fit_fingerprint, mismatches
 from evalbayes.inference import SamplerConfig
+from evalbayes.io._sources import missing_path_message
 from evalbayes.models import model_from_config
 from evalbayes.results import FIT_FORMAT, Posterior
 
@@ -57,7 +58,7 @@ def load(path: str | Path) -> Posterior:
     """
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
+        raise FileNotFoundError(missing_path_message(path))
     if path.is_dir():
         raise ValueError(f"{path}: is a directory, not a fit file")
     try:

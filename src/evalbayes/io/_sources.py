@@ -15,6 +15,7 @@ import csv
 import glob
 import gzip
 import io
+import os
 import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -100,7 +101,7 @@ def expand(paths: PathsLike) -> list[tuple[Path, bool]]:
                 raise FileNotFoundError(f"{item}: the pattern matches no file")
             out.extend((p, False) for p in files)
         else:
-            raise FileNotFoundError(f"{path}: no such file or directory")
+            raise FileNotFoundError(missing_path_message(path))
     seen: dict[Path, bool] = {}
     for path, explicit in out:
         key = path.resolve()
@@ -429,3 +430,15 @@ def collect(
             f"the inputs mix formats {examples}; read one format at a time (format=...)"
         )
     return data
+
+
+def missing_path_message(path: Path) -> str:
+    """Why ``path`` cannot be opened: missing, a broken symbolic link, or a symlink loop."""
+    if path.is_symlink():
+        try:
+            path.resolve(strict=True)
+        except RuntimeError:
+            return f"{path}: a symbolic link loop (the link points back to itself)"
+        except OSError:
+            return f"{path}: a broken symbolic link (its target {os.readlink(path)!r} is missing)"
+    return f"{path}: no such file or directory"
