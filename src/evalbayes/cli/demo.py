@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     data = load("tinyagent", experiment="sec17.7")
-    print("TinyAgent held-out counts (seed 000, ch. 17.7): 3 systems x 10 tasks x 64 episodes")
+    print("TinyAgent worked example (bundled dataset `tinyagent`, experiment sec17.7): "
+          "3 systems x 10 tasks x 64 episodes")
     print(data.to_frame().pivot(index="task", columns="system", values="c")
           [data.systems].to_string())
     posterior = BetaBinomialModel().fit(
