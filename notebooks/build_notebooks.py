@@ -641,16 +641,21 @@ from pathlib import Path
 ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "pyproject.toml").exists())
 LOGS = ROOT / "tests" / "data" / "inspect_ai"
 WORK = Path(tempfile.mkdtemp(prefix="evalbayes-cli-"))
-print(f"repository {ROOT}\\nworking in {WORK}")
+print("working in a temporary folder, <work> below; <repo> is the repository")
+
+
+def short(text):
+    """Paths shown relative to the repository (<repo>) and the working folder (<work>)."""
+    return str(text).replace(str(WORK), "<work>").replace(str(ROOT), "<repo>")
 
 
 def evalbayes(*args, expect=0):
     """Run `evalbayes ARGS` in WORK, print what it printed, check the exit code."""
     result = subprocess.run([sys.executable, "-m", "evalbayes.cli", *map(str, args)],
                             cwd=WORK, capture_output=True, text=True)
-    print(f"$ evalbayes {shlex.join(map(str, args))}   (exit {result.returncode})")
-    print(result.stdout, end="")
-    print(result.stderr, end="")
+    print(short(f"$ evalbayes {shlex.join(map(str, args))}   (exit {result.returncode})"))
+    print(short(result.stdout), end="")
+    print(short(result.stderr), end="")
     assert result.returncode == expect, f"exit code {result.returncode}, expected {expect}"
     return result'''),
     ("md", """\
