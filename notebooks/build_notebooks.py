@@ -1,15 +1,24 @@
-"""Write the tutorial notebooks from the cell sources below, without outputs.
+"""Write the tutorial notebooks from the cell sources below, and execute them.
 
-The notebooks are generated so that they stay reviewable: edit this file, run
+The cell sources live here so that they stay reviewable. The committed notebooks are
+executed, with their outputs and figures (as PyMC's example gallery is): edit this file, then
 
-    .venv/bin/python notebooks/build_notebooks.py
+    .venv/bin/python notebooks/build_notebooks.py --execute           # full mode
+    .venv/bin/python notebooks/build_notebooks.py --execute --quick   # quick mode
 
-and commit the regenerated ``.ipynb`` files (outputs stripped, deterministic cell ids).
-``tests/test_notebooks.py`` checks that the files match this script and executes them.
+and commit the rewritten ``.ipynb`` files. Without ``--execute`` the notebooks are written
+without outputs (deterministic cell ids). ``--execute`` runs each notebook with nbclient in
+``notebooks/`` as the working directory and writes it in place; ``--quick`` sets
+``EVALBAYES_NB_QUICK=1`` and ``EVALBAYES_NB_DRAWS=300`` (fewer simulations, items and draws).
+Name notebooks to build only those. ``tests/test_notebooks.py`` checks that the committed
+files match this script and were executed without errors, and executes them (quick mode,
+into a temporary copy).
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -39,23 +48,30 @@ QUICKSTART = [
     ("md", """\
 # 01 · Quickstart: TinyAgent, frequentist and Bayesian side by side
 
-Chapter 17 of the seeds ("Evaluation", seed 000) evaluates a 158k-parameter agent on ten
-held-out bug-fixing tasks. Its raw data are per-task success counts, bundled with evalbayes as
-`datasets.load("tinyagent")`. This notebook reproduces the chapter's numbers with
+The TinyAgent worked example (bundled dataset `tinyagent`) evaluates a 158k-parameter agent
+on ten held-out bug-fixing tasks; its raw data are per-task success counts, loaded with
+`datasets.load("tinyagent")`, and its experiments are named after the sections of the
+evaluation chapter that printed them (`sec17.1`, `sec17.7`). This notebook reproduces the
+printed numbers with
 `evalbayes.frequentist` and `evalbayes.frequentist.crosscheck`, and puts the Bayesian numbers of the
 Beta-Binomial hierarchy beside them:
 
-1. pass@1 of the RL base agent and the 80-step GRPO checkpoint (sec. 17.1: 0.144 and 0.819);
-2. the width of episode-level and task-level intervals (sec. 17.3: ρ = 0.63, design effect
+1. pass@1 of the RL base agent and the 80-step GRPO checkpoint (`sec17.1`: 0.144 and 0.819);
+2. the width of episode-level and task-level intervals (`sec17.1`: ρ = 0.63, design effect
    20.4, the trained agent's task interval [0.60, 0.96]) beside the Bayesian intervals for
    *these tasks* and *tasks like these*;
-3. the pass@k crossing at k = 32 (sec. 17.7: GRPO 80 0.988 against RL base 0.998) and the
+3. the pass@k crossing at k = 32 (`sec17.7`: GRPO 80 0.988 against RL base 0.998) and the
    one task, `zero/speed`, that produces it.
 
-Cells that end in `assert` check a number printed in the chapter."""),
+Cells that end in `assert` check a number printed in the worked example. The methods are those
+of the literature: the task average as the estimand and task-level (clustered) intervals
+(Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640), the unbiased pass@k estimator
+(Chen et al. 2021, arXiv:2107.03374), the design effect (Kish 1965, *Survey Sampling*) and
+partial pooling in a Beta-Binomial hierarchy (Gelman et al. 2013, *Bayesian Data Analysis*,
+3rd ed., ch. 5)."""),
     ("code", SETUP),
     ("md", """\
-## 1. What a pass rate estimates (sec. 17.1)
+## 1. What a pass rate estimates
 
 32 episodes on each of ten tasks for the RL base agent and the checkpoint after 80 GRPO
 steps. pass@1 is the task average of the per-task rates."""),
@@ -74,13 +90,13 @@ assert round(pass1["RL base"], 3) == 0.144 and round(pass1["GRPO 80"], 3) == 0.8
 The trained agent solves eight tasks in nearly every episode, `under_cap` in 17 of 32 and
 `speed` in 1 of 32: one number hides a task that is essentially unsolved.
 
-## 2. Which interval, for which question (sec. 17.3)
+## 2. Which interval, for which question
 
 Episodes of one task share its difficulty. The intra-task correlation ρ and the design effect
 1 + (n − 1)ρ say how much an episode-level interval understates the uncertainty about *tasks
-like these*. The chapter prints, for the base agent, widths 0.075 (episodes) and 0.081
-(tasks), ρ ≈ 0.01; for the trained agent ρ = 0.63, design effect 20.4 and the task interval
-[0.603, 0.959], 4.4 times as wide as the episode interval."""),
+like these* (Miller 2024). The worked example prints, for the base agent, widths 0.075
+(episodes) and 0.081 (tasks), ρ ≈ 0.01; for the trained agent ρ = 0.63, design effect 20.4
+and the task interval [0.603, 0.959], 4.4 times as wide as the episode interval."""),
     ("code", '''\
 from evalbayes.frequentist import (
     episode_bootstrap_ci,
@@ -110,16 +126,16 @@ freq'''),
 assert round(freq.loc["GRPO 80", "rho"], 2) == 0.63
 assert round(freq.loc["GRPO 80", "design effect"], 1) == 20.4
 assert abs(freq.loc["RL base", "rho"]) < 0.02
-# Widths: the chapter's bootstrap drew 1,000 resamples with torch's generator, ours 10,000
-# with NumPy's, so the last digit can differ. The 2.5% quantile of 10,000 resamples has a
+# Widths: the worked example's bootstrap drew 1,000 resamples with torch's generator, ours
+# 10,000 with NumPy's, so the last digit can differ. The 2.5% quantile of 10,000 resamples has a
 # Monte Carlo sd of about 0.0024 here; 0.01 is four of them.
 assert abs(freq.loc["RL base", "width (tasks)"] - 0.081) < 0.01
 assert abs(freq.loc["GRPO 80", "width (tasks)"] - 0.356) < 0.03
 ratio = freq.loc["GRPO 80", "width (tasks)"] / freq.loc["GRPO 80", "width (episodes)"]
-print(f"task interval / episode interval for GRPO 80: {ratio:.1f} (chapter: 4.4)")'''),
+print(f"task interval / episode interval for GRPO 80: {ratio:.1f} (worked example: 4.4)")'''),
     ("md", """\
 The trained agent's task-bootstrap interval is [0.625, 0.959] here and [0.603, 0.959] in
-the chapter. Which is right? With ten tasks the bootstrap distribution can be enumerated
+the worked example. Which is right? With ten tasks the bootstrap distribution can be enumerated
 exactly: there are C(19, 10) = 92,378 multisets of ten resampled tasks, each with a multinomial
 probability. Its 2.5 % quantile is the interval an infinite number of resamples would give."""),
     ("code", '''\
@@ -142,9 +158,9 @@ tasks = task_bootstrap_ci(data171.n.sel(system="GRPO 80").values,
                           data171.c.sel(system="GRPO 80").values, seed=0)
 assert abs(tasks.lower - exact[0]) < 0.01 and abs(tasks.upper - exact[1]) < 0.01'''),
     ("md", """\
-Our 10,000-resample interval agrees with the exact one to Monte Carlo error; the chapter's
+Our 10,000-resample interval agrees with the exact one to Monte Carlo error; the worked example's
 1,000-resample lower end, 0.603, sits about three Monte Carlo standard errors low. Either way,
-the honest statement is the chapter's: on tasks like these the trained agent passes somewhere
+the honest statement is the worked example's: on tasks like these the trained agent passes somewhere
 between about 0.6 and 0.96.
 
 ### The Bayesian intervals
@@ -184,11 +200,11 @@ that is almost always meant, and for the trained agent they are four to five tim
 Bayesian population interval is not the bootstrap's: it is a model-based statement about the
 mean of a Beta population, which notebook 03 checks for coverage.
 
-## 3. Does RL narrow the distribution? pass@k on TinyAgent (sec. 17.7)
+## 3. Does RL narrow the distribution? pass@k on TinyAgent (`sec17.7`)
 
 64 episodes per task for the RL base agent and the checkpoints after 20 and 80 GRPO steps.
-The chapter's unbiased pass@k: at k = 16, GRPO 80 0.958 against RL base 0.941; at k = 32,
-RL base 0.998 against GRPO 80 0.988: the curves cross."""),
+The worked example's unbiased pass@k (Chen et al. 2021): at k = 16, GRPO 80 0.958 against
+RL base 0.941; at k = 32, RL base 0.998 against GRPO 80 0.988: the curves cross."""),
     ("code", '''\
 from evalbayes.frequentist import pass_curve
 
@@ -228,7 +244,7 @@ plt.show()'''),
     ("md", """\
 ### The `speed` task
 
-The chapter locates the whole deficit at large k in one task: `zero/speed`, solved by the
+The worked example locates the whole deficit at large k in one task: `zero/speed`, solved by the
 base agent in 10 of 64 episodes, by the 20-step checkpoint in 13 and by the 80-step one in 3.
 `Comparison.task_contributions` splits the posterior difference into per-task terms that add up
 to it draw by draw."""),
@@ -247,8 +263,8 @@ rest = contributions["contribution"].iloc[1:].sum()
 print(f"GRPO 80 - RL base at k = 32: zero/speed {top['contribution']:+.4f}, the other nine "
       f"tasks together {rest:+.4f}")
 # Unbiased pass@32 on speed alone: about 0.88 for GRPO 80 (3 of 64), essentially 1 for the
-# base agent (10 of 64), sec. 17.7. The posterior per-task values shrink toward each
-# checkpoint's task population.
+# base agent (10 of 64), as printed in the worked example. The posterior per-task values
+# shrink toward each checkpoint's task population.
 per_task = pass_curve(data177, [32], per_task=True).sel(task="zero/speed", k=32)
 print(f"unbiased pass@32 on zero/speed: {per_task.to_pandas().round(3).to_dict()}")
 print(f"posterior pass@32 on zero/speed: GRPO 80 {top['system_value']:.3f}, "
@@ -258,7 +274,7 @@ assert float(per_task.sel(system="RL base")) > 0.99'''),
     ("md", """\
 ## What to take away
 
-* pass@1 0.144 and 0.819, ρ = 0.63 and a design effect of 20.4 reproduce sec. 17.1 and 17.3.
+* pass@1 0.144 and 0.819, ρ = 0.63 and a design effect of 20.4 reproduce the worked example.
 * Say which question an interval answers. For the trained agent the interval for *tasks like
   these* is four to five times the interval for *these tasks*, in both frameworks.
 * The pass@k crossing at k = 32 (0.988 against 0.998) is one task: `zero/speed`. The posterior
@@ -282,9 +298,9 @@ discrimination a. From the fit, `posterior.items()` flags items that cannot sepa
 `posterior.select_items(m)` picks the m items that separate these systems best.
 
 **A subset.** All 22 × 2,854 = 62,788 cells are more than a tutorial should wait for on two
-cores (DESIGN.md measured 186 s for a 2PL fit of 50 × 500 = 25,000 cells); this notebook fits a
-seeded random sample of 300 questions (150 in quick mode), enough to show every part of the
-analysis. The code runs unchanged on all items.
+cores (a 2PL fit of 50 × 500 = 25,000 cells took about 3 minutes in our benchmarks); this
+notebook fits a seeded random sample of 300 questions (150 in quick mode), enough to show
+every part of the analysis. The code runs unchanged on all items.
 
 **A planted broken item.** To see the suspect-item flag work, we add one copy of an informative
 question with every answer flipped, as if its reference answer were wrong. Strong systems now
@@ -419,13 +435,15 @@ COVERAGE = [
     ("md", """\
 # 03 · Bayes versus the bootstrap: coverage as trials per task grow
 
-Seed 000, Figure 17.1: ten tasks whose pass rates are drawn from the U-shaped Beta(0.4, 0.3)
-(most tasks nearly always or nearly never solved), n episodes per task, and nominal 95 %
-intervals for the **population** pass rate μ = 0.4 / 0.7 = 0.571. Resampling episodes covers μ
-less and less often as n grows (below 0.3 at large n); resampling tasks covers it in about
-93 % of evaluations at n = 32. Here we add the Bayesian interval for *tasks like these* (the
-population mean `mu` of the Beta-Binomial hierarchy) and, for contrast, the Bayesian interval
-for *these tasks*, scored against the mean of the ten drawn rates, the question it answers.
+The coverage study of the TinyAgent worked example's evaluation chapter (the point Miller 2024
+and Bowyer et al. 2025, arXiv:2503.01747, make for LLM evals): ten tasks whose pass rates are
+drawn from the U-shaped Beta(0.4, 0.3) (most tasks nearly always or nearly never solved), n
+episodes per task, and nominal 95 % intervals for the **population** pass rate μ = 0.4 / 0.7 =
+0.571. Resampling episodes covers μ less and less often as n grows (below 0.3 at large n);
+resampling tasks covers it in about 93 % of evaluations at n = 32. Here we add the Bayesian
+interval for *tasks like these* (the population mean `mu` of the Beta-Binomial hierarchy) and,
+for contrast, the Bayesian interval for *these tasks*, scored against the mean of the ten drawn
+rates, the question it answers.
 
 **One fit per n.** The model's systems have independent hyperpriors, so the posterior
 factorises over systems: R simulated evaluations fitted as R systems of one
@@ -547,7 +565,7 @@ print(f"covered, all n together: Bayes population {hits['Bayes: tasks like these
 assert hits["Bayes: tasks like these"] >= hits["task bootstrap"]
 if not QUICK:
     assert (coverage["Bayes: tasks like these"] >= coverage["task bootstrap"]).all()
-# The episode bootstrap falls far below nominal once n is large (ch. 17.3: 0.38 at n = 32).
+# The episode bootstrap falls far below nominal once n is large (worked example: 0.38 at n = 32).
 assert coverage.loc[64, "episode bootstrap"] < 0.5'''),
     ("md", """\
 ## Full-run figures
@@ -572,9 +590,9 @@ bootstrap in 1,925.
 
 * **Episode bootstrap.** Fine at n = 1, where an episode is a task; then it shrinks toward zero
   width while the true uncertainty stays at σ²_task / N, and its coverage of μ collapses to
-  0.31 at n = 32 and 0.29 at n = 64, as in Figure 17.1 (the chapter: 0.378 at n = 32).
+  0.31 at n = 32 and 0.29 at n = 64, as in the worked example (0.378 at n = 32).
 * **Task bootstrap.** Short of nominal at every n > 1: 0.87 to 0.94 (0.873 at n = 32; the
-  chapter's 400 evaluations gave 0.932), the percentile bootstrap's known undercoverage with
+  worked example's 400 evaluations gave 0.932), the percentile bootstrap's known undercoverage with
   ten units.
 * **Bayes, tasks like these.** Covers at least as often as the task bootstrap at every n
   (0.900 against 0.873 at n = 32), with an interval about 12 % narrower, because the model
@@ -623,16 +641,21 @@ from pathlib import Path
 ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "pyproject.toml").exists())
 LOGS = ROOT / "tests" / "data" / "inspect_ai"
 WORK = Path(tempfile.mkdtemp(prefix="evalbayes-cli-"))
-print(f"repository {ROOT}\\nworking in {WORK}")
+print("working in a temporary folder, <work> below; <repo> is the repository")
+
+
+def short(text):
+    """Paths shown relative to the repository (<repo>) and the working folder (<work>)."""
+    return str(text).replace(str(WORK), "<work>").replace(str(ROOT), "<repo>")
 
 
 def evalbayes(*args, expect=0):
     """Run `evalbayes ARGS` in WORK, print what it printed, check the exit code."""
     result = subprocess.run([sys.executable, "-m", "evalbayes.cli", *map(str, args)],
                             cwd=WORK, capture_output=True, text=True)
-    print(f"$ evalbayes {shlex.join(map(str, args))}   (exit {result.returncode})")
-    print(result.stdout, end="")
-    print(result.stderr, end="")
+    print(short(f"$ evalbayes {shlex.join(map(str, args))}   (exit {result.returncode})"))
+    print(short(result.stdout), end="")
+    print(short(result.stderr), end="")
     assert result.returncode == expect, f"exit code {result.returncode}, expected {expect}"
     return result'''),
     ("md", """\
@@ -649,7 +672,8 @@ evalbayes("crosscheck", "counts.csv");'''),
     ("md", """\
 ## 2. Fit, summarise, compare
 
-TinyAgent, seed 000 ch. 17.7: ten held-out tasks, 64 episodes each, three checkpoints."""),
+The TinyAgent worked example (bundled dataset `tinyagent`, experiment `sec17.7`): ten held-out
+tasks, 64 episodes each, three checkpoints."""),
     ("code", '''\
 frame = eb.datasets.load("tinyagent", experiment="sec17.7").to_frame()
 frame[["system", "task", "n", "c"]].to_csv(WORK / "tinyagent.csv", index=False)
@@ -671,15 +695,15 @@ Image(filename=str(WORK / "bands.png"), width=600)'''),
     ("md", """\
 ## 3. The report
 
-State the harness and protocol (seed 004 §5.1: "a benchmark number without the harness and
-protocol is not a measurement; it is an anecdote") in a TOML, JSON or text file and pass it with
-`--meta`. The HTML report is one file: plots embedded, no scripts, nothing loaded from the
-network."""),
+State the harness and protocol (a benchmark number without the harness and protocol is not a
+measurement; it is an anecdote: see Biderman et al. 2024, arXiv:2405.14782) in a TOML, JSON or
+text file and pass it with `--meta`. The HTML report is one file: plots embedded, no scripts,
+nothing loaded from the network."""),
     ("code", '''\
 (WORK / "protocol.toml").write_text("""\\
 task_set = "TinyAgent held-out tasks: two variants of each of five bug families"
 verifier = "submitted, and every hidden test passed"
-harness = "training configuration of ch. 9 (sample_counts with cfg)"
+harness = "TinyAgent training harness (sample_counts with cfg)"
 
 [sampling]
 temperature = 1.0
@@ -711,11 +735,22 @@ default Beta-Binomial model first (`--draws`, `--seed`). For an IRT fit
 
 DESIGNS = [
     ("md", """\
-# 05 Designs: model x harness, training seeds, judge error
+# 05 · Designs: model x harness, training seeds, judge error
 
 Three evaluation designs that a per-system model cannot answer, each a hierarchy on the
-counts beside its frequentist twin (small data, short chains: minutes on a laptop)."""),
+counts beside its frequentist twin (small data, short chains: minutes on a laptop):
+
+1. a factorial model x harness design: crossed random effects on the logit scale (Gelman et
+   al. 2013, *Bayesian Data Analysis*, 3rd ed., ch. 15) beside a two-way ANOVA of empirical
+   logits;
+2. training seeds: run-to-run noise as a variance component, so that a claim about a recipe
+   carries it (Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640);
+3. judge error: the judge's sensitivity and specificity learnt from a gold subset, beside the
+   Rogan-Gladen correction (Rogan and Gladen 1978, *American Journal of Epidemiology* 107(1))
+   and prediction-powered inference (Angelopoulos et al. 2023, *Science* 382(6671))."""),
     ("code", '''\
+import os
+
 import numpy as np
 import pandas as pd
 from scipy.special import expit
@@ -730,8 +765,12 @@ from evalbayes.models.training_seeds import (SeedModel, design_assurance, noise_
                                              recipe_difference)
 from evalbayes.plots.designs import plot_interaction, plot_variance_components
 
+# Small runs in the test suite: EVALBAYES_NB_DRAWS=300, EVALBAYES_NB_QUICK=1.
+DRAWS = int(os.environ.get("EVALBAYES_NB_DRAWS", "500"))
+QUICK = os.environ.get("EVALBAYES_NB_QUICK", "0") == "1"
 rng = np.random.default_rng(0)
-SAMPLER = dict(draws=500, tune=500, chains=2, seed=0)'''),
+SAMPLER = dict(draws=DRAWS, tune=DRAWS, chains=2, seed=0)
+print(f"{DRAWS} draws per chain, quick mode {QUICK}")'''),
     ("md", """\
 ## 1. Factorial model x harness
 
@@ -770,9 +809,11 @@ runs = EvalData.from_arrays(np.full_like(c, n), c,
 seeds = SeedModel().fit(runs, **SAMPLER)
 print(recipe_difference(seeds, "A", "B").round(3))
 print(noise_components(seeds).round(3))
-print(design_assurance(seeds, "A", "B", runs=[3, 6], tasks=[20, 40], trials=4, n_sims=100))'''),
+print(design_assurance(seeds, "A", "B", runs=[3, 6], tasks=[20, 40], trials=4,
+                       n_sims=20 if QUICK else 100))'''),
     ("code", '''\
-# frequentist twin (section 17.4 layout): two evaluations of each of four checkpoints
+# frequentist twin (the layout of the TinyAgent worked example): two evaluations of each of
+# four checkpoints
 print(training_noise(np.array([[233, 227], [222, 231], [223, 229], [234, 227]]) / 320))'''),
     ("md", """\
 ## 3. Judge error with a gold subset
@@ -829,12 +870,72 @@ def build(name: str) -> nbformat.NotebookNode:
     return nb
 
 
-def main() -> int:
-    for name in NOTEBOOKS:
+QUICK_ENV = {"EVALBAYES_NB_QUICK": "1", "EVALBAYES_NB_DRAWS": "300"}
+FULL_ENV = {"EVALBAYES_NB_QUICK": "0"}
+
+
+def execute(nb: nbformat.NotebookNode, *, quick: bool, timeout: int = 1800) -> list[str]:
+    """Execute ``nb`` in place with nbclient, in ``notebooks/`` as the working directory.
+
+    Quick mode sets ``EVALBAYES_NB_QUICK=1`` and ``EVALBAYES_NB_DRAWS=300`` in the kernel's
+    environment; full mode unsets ``EVALBAYES_NB_DRAWS`` (each notebook's default). Figures
+    are rendered inline (PNG outputs). Returns the error outputs (``ename: evalue``) of the
+    cells, empty when every cell ran; a failing cell does not stop the others.
+    """
+    import nbclient
+
+    env = {k: v for k, v in os.environ.items() if k not in ("EVALBAYES_NB_DRAWS", "MPLBACKEND")}
+    env.update(QUICK_ENV if quick else FULL_ENV)
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=True,
+        record_timing=False,
+        resources={"metadata": {"path": str(HERE)}},
+    )
+    client.execute(env=env)
+    return errors(nb)
+
+
+def errors(nb: nbformat.NotebookNode) -> list[str]:
+    """The error outputs of ``nb``'s code cells, as ``cell id: ename: evalue``."""
+    return [
+        f"{cell.get('id')}: {output.get('ename')}: {output.get('evalue')}"
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error"
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="notebooks to build (default: all)")
+    parser.add_argument("--execute", action="store_true", help="execute and keep outputs")
+    parser.add_argument("--quick", action="store_true", help="with --execute: quick mode")
+    parser.add_argument("--timeout", type=int, default=1800, help="seconds per cell")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in NOTEBOOKS]
+    if unknown:
+        parser.error(f"unknown notebooks {unknown}; choose from {list(NOTEBOOKS)}")
+    if args.quick and not args.execute:
+        parser.error("--quick needs --execute")
+    failed = 0
+    for name in args.names or NOTEBOOKS:
         path = HERE / name
-        nbformat.write(build(name), path)
-        print(f"wrote {path}")
-    return 0
+        nb = build(name)
+        if args.execute:
+            mode = "quick" if args.quick else "full"
+            nb.metadata["evalbayes"] = {"executed_mode": mode}
+            problems = execute(nb, quick=args.quick, timeout=args.timeout)
+            if problems:
+                failed += 1
+                print(f"{name}: {len(problems)} cell(s) failed:", *problems, sep="\n  ")
+        nbformat.write(nb, path)
+        print(f"wrote {path}" + (f" (executed, {mode} mode)" if args.execute else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def main() -> None:
         f"{SETTINGS['tune']} tuning, seed {SETTINGS['seed']}; intervals 95 % equal-tailed",
         f"- versions: Python {platform.python_version()}, "
         + ", ".join(f"{k} {v}" for k, v in versions.items()),
-        "- data: `evalbayes.datasets.load('tinyagent', experiment=...)` (seed 000 ch. 17)",
+        "- data: `evalbayes.datasets.load('tinyagent', experiment=...)` (TinyAgent worked example)",
         "",
         "## Convergence checks",
         "",

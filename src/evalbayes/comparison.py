@@ -14,11 +14,10 @@ draws of a metric ``f`` (pass@k or pass^k, :meth:`Posterior.curve`):
 
 The draws of all systems come from one joint posterior, so a comparison is paired whenever the
 model makes it so (shared tasks, shared parameters); nothing assumes independence between
-systems. Seed 000 ch. 17.4 explains why paired comparisons are the right ones and ch. 17.7
-shows the per-task view (:meth:`Comparison.task_contributions`) that locates a difference in
-the tasks that produce it.
+systems. Miller (2024) explains why paired comparisons are the right ones; the per-task view
+(:meth:`Comparison.task_contributions`) locates a difference in the tasks that produce it.
 
-Every result names its estimand (ch. 17.3): ``"tasks"`` (these tasks) or ``"population"``
+Every result names its estimand (Miller 2024): ``"tasks"`` (these tasks) or ``"population"``
 (tasks like these).
 """
 
@@ -344,9 +343,9 @@ class Comparison(Rendered):
         ``d_t = f_B(t) / N_B - f_A(t) / N_A`` (``(f_B(t) - f_A(t)) / N`` when both systems ran
         all N tasks; a task a system did not run contributes 0 for it). Each term's draws come
         from :meth:`Posterior.curve` with ``per_task=True`` on the same latent-rate draws as
-        the comparison, so the terms sum to the difference draw by draw. This is the per-task
-        view of seed 000 ch. 17.7, where one task (``zero/speed``) produces the whole pass@32
-        deficit of the 80-step checkpoint.
+        the comparison, so the terms sum to the difference draw by draw. In the TinyAgent
+        worked example (bundled dataset ``tinyagent``, ``sec17.7``) one task (``zero/speed``)
+        produces the whole pass@32 deficit of the 80-step checkpoint.
 
         Returns
         -------

@@ -1,6 +1,6 @@
 """Evaluation counts: ``EvalData``, the one input every estimator and model takes.
 
-The raw data of an evaluation are counts (ch. 17.1 of the seeds): for system ``s`` and task
+The raw data of an evaluation are counts (Miller 2024): for system ``s`` and task
 ``t``, ``n[s, t]`` trials of which ``c[s, t]`` succeeded. ``EvalData`` holds them as an
 :class:`xarray.Dataset` with dims ``(system, task)`` and integer variables ``n`` and ``c``. A
 cell that was never run has ``n = 0`` (and ``c = 0``); estimators and models skip it. Task

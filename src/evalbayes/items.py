@@ -208,8 +208,9 @@ def select_items(posterior: Posterior, m: int) -> pd.DataFrame:
 
     Criterion: the item's posterior-mean Fisher information summed over the systems'
     posterior-mean abilities, ``sum_s E[I_t(theta_s)]`` (the information a test made of these
-    items carries about where each of these systems stands; seed 001 "Item difficulty":
-    run the cases that best separate the configurations first). Columns ``task``,
+    items carries about where each of these systems stands; Lord 1980, *Applications of Item
+    Response Theory to Practical Testing Problems*: run the items that best separate the
+    systems first). Columns ``task``,
     ``information``, ``b_mean``, ``a_mean`` (2PL/3PL), ``solve_rate``, sorted by information.
     """
     model = _irt(posterior)

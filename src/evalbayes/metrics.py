@@ -4,10 +4,11 @@ Pure NumPy/SciPy: the bottom layer that the posterior summaries are built on.
 
 For a task with success probability ``p``, ``k`` independent attempts give
 
-* pass@k  = 1 - (1 - p)^k   (at least one success; ch. 17.2 of seed 000),
-* pass^k  = p^k             (all k succeed; tau-bench, seed 001 "Pass rates").
+* pass@k  = 1 - (1 - p)^k   (at least one success; Chen et al. 2021),
+* pass^k  = p^k             (all k succeed; Yao et al. 2024, tau-bench).
 
-When ``p ~ Beta(a, b)`` the expectations have closed forms (seed DESIGN.md, "Models" 1)::
+When ``p ~ Beta(a, b)`` the expectations are ratios of Beta functions (the Beta moments
+``E[p^k] = B(a + k, b) / B(a, b)``, applied to ``p`` and to ``1 - p ~ Beta(b, a)``)::
 
     E[1 - (1 - p)^k] = 1 - B(a, b + k) / B(a, b)
     E[p^k]           =     B(a + k, b) / B(a, b)
@@ -15,6 +16,15 @@ When ``p ~ Beta(a, b)`` the expectations have closed forms (seed DESIGN.md, "Mod
 They hold for any positive k, also k larger than the number of observed trials. The ratio of
 Beta functions is computed on the log scale (``scipy.special.betaln``) and ``1 - exp(x)`` with
 ``expm1`` so that values close to 1 keep their precision.
+
+References
+----------
+Chen, M. et al. (2021). Evaluating large language models trained on code.
+arXiv:2107.03374.
+Yao, S. et al. (2024). tau-bench: a benchmark for tool-agent-user interaction in real-world
+domains. arXiv:2406.12045.
+Hariri et al. (2025). Don't pass@k: a Bayesian framework for large language model
+evaluation (posterior pass@k under a Beta posterior).
 """
 
 from __future__ import annotations

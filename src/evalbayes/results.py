@@ -295,13 +295,13 @@ class Posterior(Rendered):
         return out
 
     def pass_at_k(self, k: Any, *, estimand: str = "tasks", per_task: bool = False) -> xr.DataArray:
-        """Draws of pass@k = E[1 - (1 - p)^k] (ch. 17.2), dims ``(chain, draw, system, k)``."""
+        """Draws of pass@k = E[1 - (1 - p)^k] (Chen et al. 2021), dims (chain, draw, system, k)."""
         return self.curve("pass@k", k, estimand=estimand, per_task=per_task)
 
     def pass_hat_k(
         self, k: Any, *, estimand: str = "tasks", per_task: bool = False
     ) -> xr.DataArray:
-        """Draws of pass^k = E[p^k] (tau-bench; seed 001), dims ``(chain, draw, system, k)``."""
+        """Draws of pass^k = E[p^k] (Yao et al. 2024), dims ``(chain, draw, system, k)``."""
         return self.curve("pass^k", k, estimand=estimand, per_task=per_task)
 
     def success_prob(

@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     data = load("tinyagent", experiment="sec17.7")
-    print("TinyAgent held-out counts (seed 000, ch. 17.7): 3 systems x 10 tasks x 64 episodes")
+    print("TinyAgent worked example (bundled dataset `tinyagent`, experiment sec17.7): "
+          "3 systems x 10 tasks x 64 episodes")
     print(data.to_frame().pivot(index="task", columns="system", values="c")
           [data.systems].to_string())
     posterior = BetaBinomialModel().fit(
@@ -64,11 +65,11 @@ def run(args: argparse.Namespace) -> int:
     print("\npass@k per system: posterior (both estimands) beside the unbiased estimator")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print("\n'tasks' = these ten tasks (trial noise only); 'population' = tasks like these "
-          "(task sampling too, ch. 17.3). The unbiased estimator exists only for k <= n = 64.")
+          "(task sampling too; Miller 2024). The unbiased estimator exists only for k <= n = 64.")
     comparison = compare(posterior, metric="pass@k", k=[1, 32], estimand="tasks")
     print("\n" + comparison.summary())
     contributions = comparison.task_contributions("GRPO 80", "RL base", k=32)
-    print("\ntasks driving GRPO 80 - RL base at k = 32 (ch. 17.7: zero/speed):")
+    print("\ntasks driving GRPO 80 - RL base at k = 32 (the worked example: zero/speed):")
     columns = ["task", "contribution", "lower", "upper", "system_value", "baseline_value"]
     print(contributions[columns].head(3).to_string(index=False,
                                                    float_format=lambda v: f"{v:+.4f}"))

@@ -3,7 +3,7 @@
 Plausibly-best set
     the smallest set of systems whose posterior probabilities of being best add up to at
     least ``prob`` (a credible set for the identity of the best system; the Bayesian reading
-    of the "plausibly best set" of seed 001, which keeps the configurations not
+    of the frequentist "plausibly best set", which keeps the configurations not
     significantly worse than the best).
 
 Groups of ties

@@ -25,7 +25,7 @@ Bayesian assurance
 
 The task population (:class:`Population`) gives each system Beta marginals of per-task
 rates, ``p_s ~ Beta(mu_s kappa_s, (1 - mu_s) kappa_s)`` with intra-task correlation
-``rho_s = 1 / (1 + kappa_s)`` (so ``Var(p_s) = rho_s mu_s (1 - mu_s)``, seed 000 ch. 17.3),
+``rho_s = 1 / (1 + kappa_s)`` (so ``Var(p_s) = rho_s mu_s (1 - mu_s)``; Kish 1965),
 coupled across systems on a shared task by a Gaussian copula with correlation ``r`` (tasks
 hard for one system are hard for the other).
 
@@ -45,9 +45,9 @@ Fast posterior in the simulation loop (validated against full fits in
     (Gelman et al., *Bayesian Data Analysis*, 3rd ed., §3.2); unpaired, the two means with
     a Welch-Satterthwaite t. Both include trial noise in ``s_d``.
 
-The chapter-17.3 lesson comes out of the table: more trials per task shrink only the trial
-terms, so the ``"tasks"`` assurance keeps rising with trials while the ``"population"``
-assurance levels off at a value set by the number of tasks.
+The lesson of clustered evals (Miller 2024) comes out of the table: more trials per task shrink
+only the trial terms, so the ``"tasks"`` assurance keeps rising with trials while the
+``"population"`` assurance levels off at a value set by the number of tasks.
 
 Simulated designs share random numbers: each simulated evaluation draws the largest task set
 once and smaller designs use its first N tasks, and counts at more trials extend those at

@@ -2,8 +2,8 @@
 
 Picking ``argmax_i y_i`` among ``m`` noisy estimates and reporting ``y_winner`` overstates the
 winner's true value: for ``m`` equal checkpoints with noise ``sigma`` the expected excess is
-``sigma E[max_i Z_i]`` (1.42 sigma for m = 8; seed 000 ch. 17.8 measured 0.03 to 0.04 on
-TinyAgent). The correction used here is Bayesian shrinkage: the estimates are partially pooled
+``sigma E[max_i Z_i]`` (1.42 sigma for m = 8; the TinyAgent worked example measured 0.03
+to 0.04). The correction used here is Bayesian shrinkage: the estimates are partially pooled
 with a normal-normal hierarchy (:mod:`evalbayes.decisions._normal_hierarchy`, ``tau``
 estimated), and the selected checkpoint is reported with its posterior mean, which is not
 biased by the selection when the hierarchy holds, because Bayesian posteriors condition on
@@ -118,12 +118,12 @@ def winners_curse_study(
 ) -> pd.DataFrame:
     """Bias of the naive and the shrunken estimate of the selected checkpoint, by simulation.
 
-    Each replicate: true values ``theta_i ~ N(0, tau^2)`` (``tau = 0``: equally good
-    checkpoints, as in ch. 17.8), estimates ``y_i ~ N(theta_i, sigma^2)``; select the
+    Each replicate: true values ``theta_i ~ N(0, tau^2)`` (``tau = 0``: equally good checkpoints, as
+    in the TinyAgent worked example), estimates ``y_i ~ N(theta_i, sigma^2)``; select the
     largest. Returns one row per estimator with the mean error ``estimate - theta_winner``
-    (bias), its Monte Carlo s.e. and the RMSE; and the calibration of ``p_truly_best``
-    (mean predicted vs the share of replicates in which the winner is truly best; with
-    ``tau = 0`` every checkpoint ties, so it is reported only for ``tau > 0``).
+    (bias), its Monte Carlo s.e. and the RMSE; and the calibration of ``p_truly_best`` (mean
+    predicted vs the share of replicates in which the winner is truly best; with ``tau = 0``
+    every checkpoint ties, so it is reported only for ``tau > 0``).
     """
     m = check_int(m, "m", 2)
     reps = check_int(reps, "reps")

@@ -1,10 +1,16 @@
 """Percentile bootstrap intervals: over units, tasks (clusters), episodes, and paired units.
 
-Which unit to resample decides which question the interval answers (seeds 000/003 §17.3):
+Which unit to resample decides which question the interval answers (Miller 2024):
 resampling tasks answers "how well on tasks like these" (the population estimand);
 resampling episodes answers at most "how well on these tasks" and is far too narrow when
 tasks differ. Every function is seeded and vectorised: resamples are drawn in blocks of at
 most ``2**22`` indices, with no Python loop per resample.
+
+References
+----------
+Efron, B. and Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*. Chapman & Hall.
+Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+evaluations. arXiv:2411.00640.
 """
 
 from __future__ import annotations
@@ -114,10 +120,11 @@ def bootstrap_ci(
     """Percentile bootstrap interval for the mean of ``values``, one value per unit.
 
     Resample the units with replacement ``n_resamples`` times and take the ``(1 -
-    ci_prob)/2`` and ``(1 + ci_prob)/2`` quantiles of the resampled means (seeds 000/003
-    §17.3 ``bootstrap_ci``; seed 001, 10,000 seeded resamples). With ``clusters`` whole
-    clusters are resampled (seed 001 ``--cluster``): each resample draws as many clusters
-    as there are, with replacement, and its statistic is the mean over the units they carry.
+    ci_prob)/2`` and ``(1 + ci_prob)/2`` quantiles of the resampled means (Efron and
+    Tibshirani 1993; 10,000 seeded resamples by default). With ``clusters`` whole
+    clusters are resampled (the cluster bootstrap; Miller 2024): each resample draws as many
+    clusters as there are, with replacement, and its statistic is the mean over the units
+    they carry.
 
     Parameters
     ----------
@@ -169,7 +176,7 @@ def task_bootstrap_ci(
     """Task-level (cluster) bootstrap of the task-average pass rate ``mean(c/n)``.
 
     Resamples tasks, each carrying all its trials, which is :func:`bootstrap_ci` of the
-    per-task rates (§17.3: the interval for "tasks like these"). With ``clusters`` (e.g. a
+    per-task rates (Miller 2024: the interval for "tasks like these"). With ``clusters`` (e.g. a
     repository or bug family per task) whole groups of tasks are resampled instead.
 
     Parameters
@@ -204,7 +211,7 @@ def episode_bootstrap_ci(
 ) -> BootstrapResult:
     """Naive bootstrap that resamples individual episodes (trials) as if independent.
 
-    Shown for contrast (§17.3): when tasks differ, episodes of one task are correlated and
+    Shown for contrast (Miller 2024): when tasks differ, episodes of one task are correlated and
     this interval is too narrow for the population by ``sqrt(design effect)``. Resampling
     ``E = sum(n)`` episodes with replacement from outcomes of which ``S = sum(c)`` are
     successes gives ``Binomial(E, S/E)`` successes, so each resampled mean is drawn exactly
@@ -234,7 +241,7 @@ def paired_bootstrap_ci(
     """Paired bootstrap interval for ``mean(b - a)`` over units both systems ran.
 
     Resamples the same units (or clusters) for both systems, so shared difficulty cancels
-    (§17.4 ``paired_bootstrap_diff``; seed 001 "Paired bootstrap interval").
+    (the paired analysis of Miller 2024).
 
     Parameters
     ----------

@@ -1,4 +1,11 @@
-"""Intra-task correlation and the design effect of an evaluation (seeds 000/003 §17.3)."""
+"""Intra-task correlation and the design effect of an evaluation.
+
+References
+----------
+Kish, L. (1965). *Survey Sampling*. Wiley (the design effect ``1 + (n - 1) rho``).
+Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+evaluations. arXiv:2411.00640.
+"""
 
 from __future__ import annotations
 
@@ -45,14 +52,14 @@ class IntraTaskCorrelation(Rendered):
 def intra_task_correlation(n: Any, c: Any) -> IntraTaskCorrelation:
     """Moment estimator of the intra-task correlation and the design effect.
 
-    With per-task rates ``r_j = c_j / n_j`` (§17.3, seed 003 code):
+    With per-task rates ``r_j = c_j / n_j`` (moment estimates; Kish 1965, Miller 2024):
 
     * ``sigma^2_task = max(0, var(r, ddof=1) - mean_j(r_j (1 - r_j) / (n_j - 1)))``,
     * ``mu = mean(r)``, ``rho = sigma^2_task / (mu (1 - mu))``,
     * design effect ``= n_a (rho + (1 - rho) / n_h)`` with ``n_a`` the arithmetic and
       ``n_h`` the harmonic mean of ``n``.
 
-    For equal ``n`` these are exactly the seed's ``var(r) - mean(r(1 - r)) / (n - 1)`` and
+    For equal ``n`` these are exactly ``var(r) - mean(r(1 - r)) / (n - 1)`` and
     ``1 + (n - 1) rho``. Unequal ``n`` (our choice, derived from the law of total variance):
     ``r_j (1 - r_j) / (n_j - 1)`` is unbiased for the within-task variance
     ``p_j (1 - p_j) / n_j`` of each task, so subtracting its mean from the sample variance of

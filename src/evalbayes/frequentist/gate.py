@@ -1,4 +1,5 @@
-"""The ship-or-hold gate of seed 001 (after Wang et al., SAGE).
+"""The ship-or-hold gate (the rule documented by coding.sh, "How evals are computed",
+https://coding.sh/docs/eval-methods, after Wang et al., SAGE).
 
 Cases where both runs agree are dropped; each remaining case is a *win* (B solves a case A
 failed) or a *loss* (B breaks a case A solved); ``solved`` is the number of cases A solved.
@@ -51,7 +52,7 @@ class GateResult(Rendered):
         ``"ship"``, ``"hold"`` or ``"dont_ship"``.
     headline : str
         ``"Ship it: B wins N cases, loses M"``, ``"Hold: not enough evidence (...)"`` or
-        ``"Don't ship: B breaks N cases A solved"`` (seed 001).
+        ``"Don't ship: B breaks N cases A solved"``.
     exit_code : int
         0 to ship, 1 otherwise.
     wins, losses, solved : int
@@ -110,7 +111,7 @@ def _settings(lam: float, alpha: float) -> tuple[float, float]:
 
 
 def smallest_clean_win(lam: float = 2.0, alpha: float = 0.05) -> int:
-    """Smallest ``w`` with ``(lam / (1 + lam))^w < alpha`` (seed 001): 8 at the defaults.
+    """Smallest ``w`` with ``(lam / (1 + lam))^w < alpha``: 8 at the defaults.
 
     The fewest wins with no losses that pass the gate's significance condition.
     """
@@ -131,7 +132,7 @@ def ship_gate(
     alpha: float = 0.05,
     tau: float = 0.10,
 ) -> GateResult:
-    """Decide whether to ship B (seed 001, "The ship-or-hold gate").
+    """Decide whether to ship B (the ship-or-hold gate).
 
     Ship when all three hold:
 

@@ -1,4 +1,12 @@
-"""Binomial confidence intervals for one pass rate: Wilson score and Clopper-Pearson."""
+"""Binomial confidence intervals for one pass rate: Wilson score and Clopper-Pearson.
+
+References
+----------
+Wilson, E. B. (1927). Probable inference, the law of succession, and statistical inference.
+*JASA* 22(158), 209-212.
+Clopper, C. J. and Pearson, E. S. (1934). The use of confidence or fiducial limits illustrated
+in the case of the binomial. *Biometrika* 26(4), 404-413.
+"""
 
 from __future__ import annotations
 
@@ -44,10 +52,10 @@ def _scalar(x: np.ndarray) -> float | np.ndarray:
 def wilson_interval(c: Any, n: Any, ci_prob: float = 0.95) -> Interval:
     """Wilson score interval for ``c`` successes in ``n`` Bernoulli trials.
 
-    The set of ``p`` the score test does not reject (seeds 000/003 §17.3):
+    The set of ``p`` the score test does not reject (Wilson 1927):
     ``(p_hat + z^2/(2n)) / (1 + z^2/n) +/- z / (1 + z^2/n) * sqrt(p_hat (1 - p_hat)/n
     + z^2/(4 n^2))`` with ``z = Phi^{-1}(1 - (1 - ci_prob)/2)``. Its width never collapses at
-    ``c = 0`` or ``c = n``; seed 001 uses it for the pooled pass@1.
+    ``c = 0`` or ``c = n``, which makes it the usual interval for a pooled pass@1.
 
     Parameters
     ----------

@@ -1,6 +1,11 @@
 """Judge calibration: Cohen's kappa against human labels, and the Rogan-Gladen correction.
 
-Seed 001, "Judge calibration" and "Correcting a judge's pass rate".
+References
+----------
+Cohen, J. (1960). A coefficient of agreement for nominal scales. *Educational and
+Psychological Measurement* 20(1), 37-46.
+Rogan, W. J. and Gladen, B. (1978). Estimating prevalence from the results of a screening
+test. *American Journal of Epidemiology* 107(1), 71-76.
 """
 
 from __future__ import annotations
@@ -131,7 +136,7 @@ def cohen_kappa(
     """Cohen's kappa of a judge's pass/fail verdicts against labels, with a bootstrap interval.
 
     ``p0`` = share of cases where judge and label agree, ``pe = P(judge pass) P(label pass)
-    + P(judge fail) P(label fail)``, ``kappa = (p0 - pe) / (1 - pe)`` (seed 001); the 95%
+    + P(judge fail) P(label fail)``, ``kappa = (p0 - pe) / (1 - pe)`` (Cohen 1960); the 95%
     interval comes from 2,000 seeded bootstrap resamples of the cases.
 
     Parameters
@@ -220,7 +225,7 @@ def rogan_gladen(
     n_pos: int | None = None,
     ci_prob: float = 0.95,
 ) -> RoganGladenResult:
-    """Rogan-Gladen correction of a judge's pass rate (seed 001; Lee et al. 2026).
+    """Rogan-Gladen correction of a judge's pass rate (Rogan and Gladen 1978).
 
     ``theta = (p_hat + q0 - 1) / (q0 + q1 - 1)`` with ``p_hat`` the judge's pass rate,
     ``q0`` its specificity and ``q1`` its sensitivity. Refused when ``q0 + q1 <= 1``: such a

@@ -1,4 +1,12 @@
-"""Multiple comparisons: Holm's step-down and Benjamini-Hochberg (seed 004 §5.6)."""
+"""Multiple comparisons: Holm's step-down and Benjamini-Hochberg.
+
+References
+----------
+Holm, S. (1979). A simple sequentially rejective multiple test procedure. *Scandinavian
+Journal of Statistics* 6(2), 65-70.
+Benjamini, Y. and Hochberg, Y. (1995). Controlling the false discovery rate: a practical and
+powerful approach to multiple testing. *JRSS B* 57(1), 289-300.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +20,7 @@ from evalbayes.rendering import Rendered
 
 __all__ = ["MultipleTestResult", "benjamini_hochberg", "holm"]
 
-_TIE = 1e-12  # p within this relative distance of its threshold counts as <= (seed E5.3)
+_TIE = 1e-12  # p within this relative distance of its threshold counts as <=
 
 
 @dataclass(frozen=True)
@@ -63,10 +71,10 @@ def holm(pvalues: Any, alpha: float = 0.05) -> MultipleTestResult:
     """Holm's step-down procedure, controlling the family-wise error rate.
 
     Order ``p_(1) <= ... <= p_(m)``; reject ``H_(i)`` when ``p_(j) <= alpha / (m - j + 1)``
-    for every ``j <= i`` (seed 004 §5.6.2). Adjusted p-values:
+    for every ``j <= i`` (Holm 1979). Adjusted p-values:
     ``max_{j <= i} min(1, (m - j + 1) p_(j))``. A p-value equal to its threshold up to
-    floating-point rounding (relative ``1e-12``) counts as ``<=``, as the seeds' worked
-    examples read it.
+    floating-point rounding (relative ``1e-12``) counts as ``<=``, as worked
+    examples computed by hand read it.
     """
     p = _pvalues(pvalues)
     alpha = check_alpha(alpha)
@@ -90,7 +98,7 @@ def benjamini_hochberg(pvalues: Any, alpha: float = 0.05) -> MultipleTestResult:
     """Benjamini-Hochberg step-up procedure, controlling the false discovery rate.
 
     Find the largest ``k`` with ``p_(k) <= (k / m) alpha`` and reject ``H_(1), ...,
-    H_(k)`` (seed 004 §5.6.3). Adjusted p-values: ``min_{j >= i} min(1, m p_(j) / j)``.
+    H_(k)`` (Benjamini and Hochberg 1995). Adjusted p-values: ``min_{j >= i} min(1, m p_(j) / j)``.
     Threshold ties as in :func:`holm`.
     """
     p = _pvalues(pvalues)

@@ -1,7 +1,21 @@
-"""Paired comparisons of two systems on the same units (seed 001 "Comparing two runs").
+"""Paired comparisons of two systems on the same units.
 
 Sign-flip (randomisation) test, exact McNemar test, majority outcomes per case, the
-``better``/``worse``/``inconclusive`` verdict and the non-inferiority rule.
+``better``/``worse``/``inconclusive`` verdict and the non-inferiority rule. Paired differences
+are the recommended comparison of two models on one eval (Miller 2024); the verdict and
+non-inferiority rules follow coding.sh, "How evals are computed" (https://coding.sh/docs/eval-methods).
+
+References
+----------
+Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+evaluations. arXiv:2411.00640.
+Fisher, R. A. (1935). *The Design of Experiments*. Oliver and Boyd.
+Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero. *Statistical
+Applications in Genetics and Molecular Biology* 9(1).
+McNemar, Q. (1947). Note on the sampling error of the difference between correlated
+proportions or percentages. *Psychometrika* 12(2), 153-157.
+Piaggio, G. et al. (2012). Reporting of noninferiority and equivalence randomized trials:
+extension of the CONSORT 2010 statement. *JAMA* 308(24), 2594-2604.
 """
 
 from __future__ import annotations
@@ -87,7 +101,7 @@ class McNemarResult(Rendered):
     Attributes
     ----------
     only_a, only_b : int
-        Cases only A passed (``b`` in seed 001) and only B passed (``c``).
+        Cases only A passed (``b``) and only B passed (``c``).
     p_value : float
         ``min(1, 2 P(X <= min(b, c)))``, ``X ~ Bin(b + c, 1/2)``; 1 when nothing changed.
     """
@@ -147,7 +161,7 @@ class PairedComparison(Rendered):
 
 @dataclass(frozen=True)
 class NonInferiorityResult(Rendered):
-    """Non-inferiority of B to A within a margin D (seed 001 ``--margin D``).
+    """Non-inferiority of B to A within a margin D (Piaggio et al. 2012).
 
     Attributes
     ----------
@@ -177,7 +191,7 @@ class NonInferiorityResult(Rendered):
 
     @property
     def exit_code(self) -> int:
-        """0 when B is non-inferior, 1 otherwise (seed 001: "Exits 1 otherwise")."""
+        """0 when B is non-inferior, 1 otherwise (the exit code of a CI gate)."""
         return 0 if self.non_inferior else 1
 
 
@@ -249,14 +263,14 @@ def sign_flip_test(
 
     Under "no difference" each unit's difference ``d_i`` is as likely to be ``+d_i`` as
     ``-d_i``; p is the share of the ``2^N`` sign assignments whose mean is at least as
-    extreme as the observed one (seed 001; Fisher 1935). Exact enumeration up to
+    extreme as the observed one (Fisher 1935). Exact enumeration up to
     ``exact_max`` units (meet in the middle, ``O(2^(N/2) N)``); above it ``n_resamples``
     seeded random assignments with the Phipson-Smyth correction ``p = (b + 1)/(m + 1)``, so
     p is never 0. With ``clusters`` all units of a cluster share one sign.
 
     With ``margin = D`` the null becomes "mean difference = -D" (the differences are shifted
     by ``+D`` before flipping); ``alternative="greater"`` then tests "B - A <= -D" against
-    "B - A > -D", the non-inferiority test of seed 001.
+    "B - A > -D", the one-sided non-inferiority test (Piaggio et al. 2012).
 
     Parameters
     ----------
@@ -326,7 +340,7 @@ def sign_flip_test(
 
 
 def mcnemar(only_a: int, only_b: int) -> McNemarResult:
-    """Exact McNemar test (seed 001).
+    """Exact McNemar test (McNemar 1947; exact binomial form).
 
     ``p = min(1, 2 P(X <= min(b, c)))`` with ``X ~ Bin(b + c, 1/2)``, ``b`` the cases only
     A passed and ``c`` the cases only B passed. Cases both or neither passed say nothing
@@ -347,7 +361,7 @@ def mcnemar(only_a: int, only_b: int) -> McNemarResult:
 
 
 def majority_outcome(n: Any, c: Any) -> np.ndarray | bool:
-    """Majority outcome per case: passes when most of its trials pass (seed 001).
+    """Majority outcome per case: passes when most of its trials pass.
 
     "Most" is a strict majority, ``2 c > n``; a tie (``c = n/2`` for even ``n``) is a fail,
     so a case counts as solved only when it passes more often than not.
@@ -380,7 +394,7 @@ def paired_outcomes(n_a: Any, c_a: Any, n_b: Any, c_b: Any) -> PairedOutcomes:
 
 
 def paired_verdict(lower: float, upper: float, p_value: float, alpha: float = 0.05) -> str:
-    """The verdict rule of seed 001.
+    """The paired verdict rule (interval and sign-flip test must agree).
 
     ``"better"`` when the paired interval lies above 0 and the sign-flip p is below
     ``alpha``; ``"worse"`` when it lies below 0 and p is below ``alpha``; otherwise
@@ -463,7 +477,7 @@ def non_inferiority(
     random_seed: Seed | Unset = UNSET,
     exact_max: int = 20,
 ) -> NonInferiorityResult:
-    """Is B at most ``margin`` worse than A? (seed 001, ``--margin D``; CONSORT).
+    """Is B at most ``margin`` worse than A? (Piaggio et al. 2012, CONSORT).
 
     Non-inferior when the paired bootstrap interval's lower bound is above ``-D`` and a
     one-sided sign-flip test of "B - A <= -D" has p below ``alpha`` (0.025).

@@ -2,9 +2,9 @@
 
 For a task with ``n`` trials of which ``c`` succeeded:
 
-* unbiased pass@k (Chen et al. 2021; seeds 000/003 §17.2, 002):
+* unbiased pass@k (Chen et al. 2021, section 2.1 and appendix A):
   ``1 - C(n-c, k) / C(n, k) = 1 - prod_{i=n-c+1}^{n} (1 - k/i)``,
-* unbiased pass^k (Yao et al. 2024, tau-bench; seed 001): ``C(c, k) / C(n, k)
+* unbiased pass^k (Yao et al. 2024, tau-bench): ``C(c, k) / C(n, k)
   = prod_{i=c+1}^{n} (1 - k/i)``,
 
 both defined for ``1 <= k <= n``. The two ratios are the same "tail product"
@@ -16,7 +16,14 @@ distinct ``n`` and shared by every task with that ``n``: the cost is
 then ``-expm1(log T)``, accurate to a few ulps even when it is tiny.
 
 The plug-in forms ``1 - (1 - c/n)^k`` and ``(c/n)^k`` are biased low for ``k >= 2`` (Jensen;
-§17.2) and are provided only to show that bias.
+Chen et al. 2021) and are provided only to show that bias.
+
+References
+----------
+Chen, M. et al. (2021). Evaluating large language models trained on code.
+arXiv:2107.03374.
+Yao, S. et al. (2024). tau-bench: a benchmark for tool-agent-user interaction in real-world
+domains. arXiv:2406.12045.
 """
 
 from __future__ import annotations
@@ -217,7 +224,7 @@ def pass_at_k(n: Any, c: Any, k: Any) -> np.ndarray | float:
     """Unbiased pass@k of each cell (Chen et al. 2021).
 
     ``pass@k = 1 - C(n-c, k) / C(n, k) = 1 - prod_{i=n-c+1}^{n} (1 - k/i)``, exactly 1 when
-    ``n - c < k`` (seeds 000/003 §17.2, 002). It is the probability that at least one of
+    ``n - c < k`` (Chen et al. 2021). It is the probability that at least one of
     ``k`` trials drawn without replacement from the ``n`` observed ones succeeded, and an
     unbiased estimator of ``1 - (1-p)^k``.
 
@@ -242,14 +249,14 @@ def pass_at_k(n: Any, c: Any, k: Any) -> np.ndarray | float:
 
     Examples
     --------
-    >>> round(pass_at_k(10, 3, 5), 6)  # 1 - 21/252 (§17.2)
+    >>> round(pass_at_k(10, 3, 5), 6)  # 1 - 21/252
     0.916667
     """
     return _per_cell(n, c, k, "pass_at_k", hat=False)
 
 
 def pass_hat_k(n: Any, c: Any, k: Any) -> np.ndarray | float:
-    """Unbiased pass^k of each cell (tau-bench; seed 001).
+    """Unbiased pass^k of each cell (Yao et al. 2024, tau-bench).
 
     ``pass^k = C(c, k) / C(n, k) = prod_{i=c+1}^{n} (1 - k/i)``, 0 when ``c < k``: the
     probability that ``k`` trials drawn without replacement from the ``n`` observed ones all
@@ -265,7 +272,7 @@ def pass_hat_k(n: Any, c: Any, k: Any) -> np.ndarray | float:
 
 
 def mean_pass_at_k(n: Any, c: Any, k: Any, *, axis: int = -1) -> np.ndarray | float:
-    """Task-averaged unbiased pass@k, ``(1/N) sum_j pass@k_j`` over ``axis`` (§17.2).
+    """Task-averaged unbiased pass@k, ``(1/N) sum_j pass@k_j`` over ``axis`` (Chen et al. 2021).
 
     Computed from the histogram of distinct ``(n, c)`` cells, so its memory does not grow
     with the number of tasks times ``len(k)``. Arguments and errors as :func:`pass_at_k`;
@@ -275,7 +282,7 @@ def mean_pass_at_k(n: Any, c: Any, k: Any, *, axis: int = -1) -> np.ndarray | fl
 
 
 def mean_pass_hat_k(n: Any, c: Any, k: Any, *, axis: int = -1) -> np.ndarray | float:
-    """Task-averaged unbiased pass^k, ``(1/N) sum_j C(c_j, k)/C(n_j, k)`` (seed 001)."""
+    """Task-averaged unbiased pass^k, ``(1/N) sum_j C(c_j, k)/C(n_j, k)`` (Yao et al. 2024)."""
     return _task_mean(n, c, k, axis, "mean_pass_hat_k", hat=True)
 
 
@@ -292,7 +299,7 @@ def _plugin(n: Any, c: Any, k: Any, hat: bool) -> np.ndarray | float:
 
 
 def pass_at_k_plugin(n: Any, c: Any, k: Any) -> np.ndarray | float:
-    """Plug-in pass@k ``1 - (1 - c/n)^k``: biased low for ``k >= 2`` (§17.2, Jensen).
+    """Plug-in pass@k ``1 - (1 - c/n)^k``: biased low for ``k >= 2`` (Jensen; Chen et al. 2021).
 
     Provided to show the bias of the obvious estimate; it is defined for any ``k >= 1``,
     including ``k > n``. Shapes and count rules as :func:`pass_at_k`.
@@ -301,15 +308,16 @@ def pass_at_k_plugin(n: Any, c: Any, k: Any) -> np.ndarray | float:
 
 
 def pass_hat_k_plugin(n: Any, c: Any, k: Any) -> np.ndarray | float:
-    """Plug-in pass^k ``(c/n)^k`` (biased for ``k >= 2``; seed 004 §5.5 calls it the iid form)."""
+    """Plug-in pass^k ``(c/n)^k`` (biased for ``k >= 2``: the form for iid trials)."""
     return _plugin(n, c, k, hat=True)
 
 
 def pooled_pass_rate(n: Any, c: Any, *, axis: int = -1) -> np.ndarray | float:
     """Pooled pass rate ``sum(c) / sum(n)`` over ``axis``: the share of all trials that passed.
 
-    This is what seed 001 prints as pass@1. It equals :func:`mean_pass_rate` only when every
-    task has the same ``n``; with unequal ``n`` it weights tasks by their trial counts.
+    This is the trial-weighted pass@1 that many eval tools print. It equals
+    :func:`mean_pass_rate` only when every task has the same ``n``; with unequal ``n`` it weights
+    tasks by their trial counts.
     """
     n_arr, c_arr = as_counts(n, c)
     if n_arr.ndim == 0:
@@ -321,7 +329,7 @@ def pooled_pass_rate(n: Any, c: Any, *, axis: int = -1) -> np.ndarray | float:
 def mean_pass_rate(n: Any, c: Any, *, axis: int = -1) -> np.ndarray | float:
     """Task-average pass@1 ``(1/N) sum_j c_j / n_j`` over ``axis``.
 
-    The benchmark's pass@1 as defined in ch. 17.1 (seeds 000/003): every task weighs the
+    The benchmark's pass@1 as a task average (Miller 2024): every task weighs the
     same whatever its number of trials. See :func:`pooled_pass_rate` for the trial-weighted
     share.
     """

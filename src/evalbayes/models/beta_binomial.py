@@ -1,6 +1,6 @@
 """Beta-Binomial hierarchy of per-task success rates.
 
-For system ``s`` and task ``t`` (seed 000 ch. 17.3: tasks drawn from a population)::
+For system ``s`` and task ``t`` (tasks drawn from a population; Gelman et al. 2013, ch. 5)::
 
     p[s, t] ~ Beta(mu[s] * kappa[s], (1 - mu[s]) * kappa[s])
     c[s, t] ~ Binomial(n[s, t], p[s, t])
@@ -22,11 +22,11 @@ Pooling
     The hierarchy above.
 ``"none"``
     Independent ``p[s, t] ~ Beta(a0, b0)`` per task (default Beta(1, 1)): the analytic
-    per-question posterior of "Don't Pass@k" (Hariri et al., cited in seed 001). Only the
+    per-question posterior of "Don't Pass@k" (Hariri et al. 2025). Only the
     ``"tasks"`` estimand exists: there is no model of new tasks.
 ``"complete"``
     One ``p[s] ~ Beta(a0, b0)`` per system shared by all its tasks (every trial exchangeable:
-    the episode-level view that ch. 17.3 shows is too narrow for the population).
+    the episode-level view that is too narrow for the population; Miller 2024).
 
 Priors (``pooling="partial"``)
 ------------------------------

@@ -2,7 +2,7 @@
 
 For system ``s`` (ability ``theta[s]``) and task / item ``t`` (difficulty ``b[t]``,
 discrimination ``a[t]``, floor ``g[t]``), on the observed cells only (``n = 0`` cells are not
-in the likelihood; seed 001 "Item difficulty", seed 000 ch. 17.5 for the guessing floor)::
+in the likelihood; Birnbaum 1968 for the 2PL and the 3PL guessing floor)::
 
     logit q[s, t] = a[t] * (theta[s] - b[t])
     p[s, t]       = g[t] + (1 - g[t]) * q[s, t]        (1PL/2PL: g = 0)
@@ -27,8 +27,8 @@ median discrimination 1 (no free mean of ``b`` or ``log a``). With ``T`` items t
 of ``b`` is then pinned to within ``sigma_b / sqrt(T)`` of 0, so the shift direction has no
 ridge; ``theta ~ N(0, 1)`` is the prior of abilities in those units. A free mean ``mu_b`` next
 to ``theta ~ N(0, 1)`` leaves the shift pinned only by the ``S`` abilities' prior, and at
-50 systems x 500 items it did not converge (R-hat 1.08-1.20, bulk ESS 15-40; DESIGN.md,
-"Measured facts"; benchmarks/irt.md repeats the comparison).
+50 systems x 500 items it did not converge (R-hat 1.08-1.20, bulk ESS 15-40;
+benchmarks/irt.md has the comparison).
 
 The sampler sees the same prior written as means plus zero-sum deviations:
 ``theta = mean_theta + theta_dev`` with ``theta_dev ~ ZeroSumNormal(1)`` and
@@ -94,7 +94,7 @@ class IRTModel(Model):
     guess : "estimate" or float in (0, 1)
         3PL only. ``"estimate"``: a floor per item with prior ``Beta(*guess_prior)``; a
         number: a known floor shared by all items (``0.2`` when a blind guess among five
-        options passes, ch. 17.5 of seed 000). Must stay ``"estimate"`` for 1PL/2PL.
+        options passes, as in the TinyAgent worked example). Must stay ``"estimate"`` for 1PL/2PL.
     guess_prior : (float, float)
         Beta prior of the floor (3PL with ``guess="estimate"``). Default Beta(2, 8).
     sigma_b_prior : float

@@ -1,6 +1,6 @@
 """Quadrature over the IRT item population: E over a new item of f(p(theta, item)).
 
-The "population" estimand of the IRT models (seed 000 ch. 17.3, "tasks like these") is, per
+The "population" estimand of the IRT models ("tasks like these"; Miller 2024) is, per
 posterior draw and system,
 
     E_item[F(q)],  q = sigmoid(u),  u = a (theta - b),  F(q) = f(g + (1 - g) q),

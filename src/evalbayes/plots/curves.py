@@ -4,8 +4,8 @@ Input is the draws of :meth:`Posterior.pass_at_k` / :meth:`Posterior.pass_hat_k`
 ``(chain, draw, system, k)``. Bands are equal-tailed credible intervals
 (:func:`evalbayes.intervals.credible_interval`); the unbiased frequentist estimates
 (:func:`evalbayes.frequentist.pass_curve`, defined only for k <= n) can be overlaid as points,
-and a reference curve (e.g. a uniform guess among five options, ``1 - 0.8**k``, seed 000
-ch. 17.7) as a dashed line.
+and a reference curve (e.g. a uniform guess among five options, ``1 - 0.8**k``, as in the
+TinyAgent worked example, bundled dataset ``tinyagent``) as a dashed line.
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def plot_pass_at_k(
         colour. Pass only k <= n (the estimator does not exist beyond); NaN are skipped.
     reference : xarray.DataArray over ``k`` or callable of k, optional
         A reference curve drawn dashed, e.g. ``lambda k: 1 - 0.8**k`` (a uniform guess among
-        five options, seed 000 ch. 17.7).
+        five options, as in the TinyAgent worked example).
     reference_label : str, optional
         Legend label of the reference (default: its name, else "reference").
     ci_probs : sequence of float

@@ -31,7 +31,7 @@ def k_grid(data: EvalData) -> tuple[int, ...]:
     """Powers of two from 1 to twice the largest ``n`` (at least 8, at most 1024).
 
     The posterior curves extend past ``n``; the unbiased estimator stops at the smallest
-    ``n`` (ch. 17.2), which the tables and plots show as missing.
+    ``n`` (Chen et al. 2021), which the tables and plots show as missing.
     """
     n_max = int(data.n.values.max())
     top = min(MAX_K, max(8, 2 * n_max))

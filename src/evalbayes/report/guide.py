@@ -9,7 +9,25 @@ from evalbayes._version import __version__
 from evalbayes.report.context import N_RESAMPLES, ReportContext
 from evalbayes.report.document import Code, Definitions, Section, Strong, Table, paragraph
 
-__all__ = ["guide_section", "reproduce_section"]
+__all__ = ["REFERENCES", "guide_section", "reproduce_section"]
+
+REFERENCES = (
+    "Chen et al. (2021), Evaluating large language models trained on code, arXiv:2107.03374 "
+    "(unbiased pass@k)",
+    "Yao et al. (2024), tau-bench, arXiv:2406.12045 (pass^k)",
+    "Miller (2024), Adding error bars to evals, arXiv:2411.00640 (clustered standard "
+    "errors, paired differences, power)",
+    "Bowyer et al. (2025), Position: don't use the CLT in LLM evals with fewer than a few "
+    "hundred datapoints, arXiv:2503.01747",
+    "Hariri et al. (2025), Don't pass@k: a Bayesian framework for LLM evaluation",
+    "Gelman et al. (2013), Bayesian Data Analysis, 3rd ed. (hierarchical models)",
+    "Kish (1965), Survey Sampling (the design effect)",
+    "Wilson (1927), JASA 22(158) (the score interval)",
+    "McNemar (1947), Psychometrika 12(2)",
+    "Holm (1979), Scandinavian Journal of Statistics 6(2)",
+    "Kruschke (2018), AMPPS 1(2) (the ROPE)",
+    "Vehtari et al. (2021), Bayesian Analysis 16(2) (R-hat and ESS)",
+)
 
 
 def guide_section(ctx: ReportContext) -> Section:
@@ -20,7 +38,7 @@ def guide_section(ctx: ReportContext) -> Section:
             "'These tasks' asks how well a system does on the tasks that were run; only trial "
             "noise is uncertain, so more trials per task narrow it. 'Tasks like these' asks how "
             "well it will do on new tasks from the same population; task sampling is "
-            "uncertain too, and only more tasks narrow it (ch. 17.3). The second is almost "
+            "uncertain too, and only more tasks narrow it (Miller 2024). The second is almost "
             "always the question; the report names the estimand of every number.",
         )),
         ("Intervals", (
@@ -28,7 +46,8 @@ def guide_section(ctx: ReportContext) -> Section:
             f"data, the value lies inside with probability {ctx.ci_prob:g}. The Wilson interval "
             "treats every trial as independent; the task bootstrap resamples tasks and is the "
             "frequentist interval for tasks like these (it undercovers a little with few tasks: "
-            "93 % for a nominal 95 % at 10 tasks, ch. 17.3).",
+            "93 % for a nominal 95 % at 10 tasks in the simulation of notebook 03; Bowyer et al. "
+            "2025).",
         )),
         ("P(B > A)", (
             "The posterior probability that B's pass rate is higher than A's, from the joint "
@@ -44,28 +63,29 @@ def guide_section(ctx: ReportContext) -> Section:
         ("Minimum detectable effect (MDE)", (
             "The smallest true difference the paired test detects with 80 % power at this "
             "number of tasks. An inconclusive test with a difference below the MDE says the "
-            "study was too small, not that the systems are equal (seed 004 §5.7). McNemar's MDE "
+            "study was too small, not that the systems are equal (Miller 2024). McNemar's MDE "
             "is the same idea for each task's majority outcome.",
         )),
         ("pass@k vs pass^k", (
             "pass@k: at least one of k attempts succeeds (coverage; needs an oracle to pick the "
             "passing attempt). pass^k: all k succeed (reliability). The same system can have "
-            "pass@5 near 1 and pass^5 near 0 (seed 004 E5.7). Heterogeneous tasks raise pass^k "
+            "pass@5 near 1 and pass^5 near 0 (Yao et al. 2024). Heterogeneous tasks raise pass^k "
             "above p^k and lower pass@k below 1 - (1 - p)^k. The unbiased estimator of pass@k, ",
             Code("1 - C(n - c, k) / C(n, k)"),
-            ", exists only for k <= n (ch. 17.2).",
+            ", exists only for k <= n (Chen et al. 2021).",
         )),
         ("Holm", (
             "Comparing many pairs inflates false positives; Holm's step-down procedure keeps "
-            "the chance of any false 'better' at 5 % across the pairs shown (seed 004 §5.6).",
+            "the chance of any false 'better' at 5 % across the pairs shown (Holm 1979).",
         )),
         ("Design effect", (
             "How many times the variance of the task-average pass rate exceeds the variance an "
             "episode-level analysis assumes: 1 + (n - 1)ρ. Its square root is the factor by "
-            "which such an interval is too narrow (ch. 17.3).",
+            "which such an interval is too narrow (Kish 1965; Miller 2024).",
         )),
     )  # fmt: skip
-    return Section("guide", "How to read this", (Definitions(items),))
+    references = paragraph(Strong("References. "), "; ".join(REFERENCES) + ".")
+    return Section("guide", "How to read this", (Definitions(items), references))
 
 
 def reproduce_section(ctx: ReportContext, fitted_here: bool) -> Section:

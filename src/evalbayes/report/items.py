@@ -1,6 +1,6 @@
 """Section "Items" for IRT fits: abilities, hard / saturated / suspect items, the items that
-best separate the systems, a difficulty forest and a Wright map (seed 001 "Item
-difficulty"; :mod:`evalbayes.items`). Other models get a pointer to the IRT fit."""
+best separate the systems, a difficulty forest and a Wright map (item response theory:
+Birnbaum 1968; :mod:`evalbayes.items`). Other models get a pointer to the IRT fit."""
 
 from __future__ import annotations
 

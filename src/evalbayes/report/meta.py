@@ -1,9 +1,9 @@
 """What the user states about harness and protocol: ``--meta FILE`` (TOML, JSON or text).
 
-Seed 004 §5.1: a benchmark is a triple (task distribution, verifier, protocol), and "a
-benchmark number without the harness and protocol is not a measurement; it is an
-anecdote". The report therefore prints whatever the user states about them, and says
-plainly when nothing was stated.
+A benchmark is a triple (task distribution, verifier, protocol), and a benchmark number
+without the harness and protocol is not a measurement; it is an anecdote (on reporting the
+harness, see Biderman et al. 2024, arXiv:2405.14782). The report therefore prints whatever the
+user states about them, and says plainly when nothing was stated.
 
 ``.toml`` and ``.json`` files must hold a table / object; nested tables become dotted keys
 (``sampling.temperature``). Any other file is shown as plain text. Bad files raise a

@@ -1,10 +1,16 @@
-"""Section "Data": what was measured, how much, and the flags of seed 001.
+"""Section "Data": what was measured, how much, and the small-suite and saturation flags.
 
 Systems, tasks, trials per cell, missing cells; per system the flaky tasks (``0 < c < n``),
 the share of always-solved tasks (saturated at >= 90 %), the small-suite flag (< 20 tasks),
-and the intra-task correlation with its design effect (seed 000 ch. 17.3): how much an
-interval that treats every trial as independent understates the uncertainty about tasks
-like these.
+and the intra-task correlation with its design effect (Kish 1965; Miller 2024): how
+much an interval that treats every trial as independent understates the uncertainty about
+tasks like these.
+
+References
+----------
+Kish, L. (1965). *Survey Sampling*. Wiley (the design effect).
+Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+evaluations. arXiv:2411.00640.
 """
 
 from __future__ import annotations
@@ -77,7 +83,7 @@ def _flag_callouts(ctx: ReportContext) -> list[Block]:
                     "With this few tasks only large differences can show, and the interval "
                     "for tasks like these is wide whatever the number of trials per task: "
                     "more trials shrink the trial noise, only more tasks shrink the task "
-                    "sampling term (ch. 17.3).",
+                    "sampling term (Miller 2024).",
                 ),
             )
         )
@@ -133,7 +139,7 @@ def _design_effect_text(ctx: ReportContext) -> list[Block]:
             "flips. The intra-task correlation ρ is the share of the outcome variance that "
             "lies between tasks, and the design effect 1 + (n - 1)ρ is how many times the "
             "variance of the task-average pass rate exceeds the naive variance that treats "
-            f"all trials as independent (ch. 17.3). For {worst.system}, ρ = "
+            f"all trials as independent (Kish 1965). For {worst.system}, ρ = "
             f"{corr.rho:.2f} and the design effect is {corr.design_effect:.1f}: an "
             f"episode-level interval would be about {factor:.1f} times too narrow for tasks "
             "like these.",
@@ -199,8 +205,9 @@ def overview_section(ctx: ReportContext) -> Section:
     legend = paragraph(
         "Flaky: 0 < c < n (the task sometimes passes). Always solved: share of tasks that "
         f"passed every trial (saturated at {SATURATED_SHARE:.0%} or more). Small suite: "
-        f"fewer than {SMALL_SUITE} tasks (seed 001). ρ and the design effect are the moment "
-        "estimates of ch. 17.3; '-' where they are undefined (every trial passed or failed, "
+        f"fewer than {SMALL_SUITE} tasks, where only large differences show (Bowyer et al. "
+        "2025). ρ and the design effect are the moment estimates of the one-way "
+        "random-effects model; '-' where they are undefined (every trial passed or failed, "
         "or a task has a single trial).",
     )
     blocks: list[Block] = [intro, table, legend]

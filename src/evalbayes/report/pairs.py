@@ -3,13 +3,25 @@ by side, with the minimum detectable effect at this size.
 
 Bayesian (joint posterior draws, so paired wherever the model shares information; pass@1):
 ``P(B > A)``, the posterior of ``B - A`` with its interval, ``P(|B - A| < rope)`` and the
-verdict rule of :func:`bayes_verdict`. Frequentist (the paired block of seed 001 and
+verdict rule of :func:`bayes_verdict`. Frequentist (the paired analysis of Miller 2024 and
 :func:`evalbayes.frequentist.crosscheck.crosscheck`, with the same seed and resamples, so
 the numbers are identical): paired bootstrap interval of the mean per-task difference, two-sided
 sign-flip test, exact McNemar test on majority outcomes, Holm's adjustment of the sign-flip p-values
-across the pairs shown (seed 004 §5.6), and the minimum detectable effects: the z-based
-``(z_{1-alpha/2} + z_{1-beta}) sd_d / sqrt(N)`` of the paired rates (seed 000 ch. 17.4, seed
-004 E5.1) and McNemar's exact one (seed 001).
+across the pairs shown (Holm 1979), and the minimum detectable effects: the z-based
+``(z_{1-alpha/2} + z_{1-beta}) sd_d / sqrt(N)`` of the paired rates (Miller 2024) and the one
+from the exact power of McNemar's test (McNemar 1947).
+
+References
+----------
+Miller, E. (2024). Adding error bars to evals: a statistical approach to language model
+evaluations. arXiv:2411.00640.
+Fisher, R. A. (1935). *The Design of Experiments*. Oliver and Boyd (the sign-flip test).
+McNemar, Q. (1947). Note on the sampling error of the difference between correlated
+proportions or percentages. *Psychometrika* 12(2), 153-157.
+Holm, S. (1979). A simple sequentially rejective multiple test procedure. *Scandinavian
+Journal of Statistics* 6(2), 65-70.
+Kruschke, J. K. (2018). Rejecting or accepting parameter values in Bayesian estimation.
+*Advances in Methods and Practices in Psychological Science* 1(2), 270-280 (the ROPE).
 """
 
 from __future__ import annotations
@@ -406,7 +418,7 @@ def pairs_section(ctx: ReportContext) -> Section:
             f": the paired bootstrap interval ({N_RESAMPLES:,} resamples of tasks) and the "
             "two-sided sign-flip test of the per-task differences; the verdict is 'better' or "
             f"'worse' only when the interval excludes 0 and the Holm-adjusted p < {ALPHA:g} "
-            f"across the {len(results)} pairs shown (seed 001, seed 004 §5.6). McNemar's exact "
+            f"across the {len(results)} pairs shown (Holm 1979). McNemar's exact "
             "test uses each task's majority outcome.",
         ),
         _main_table(ctx, results),
@@ -414,7 +426,7 @@ def pairs_section(ctx: ReportContext) -> Section:
             Strong("Minimum detectable effect. "),
             f"MDE (80% power) is the smallest true difference that a paired test at level "
             f"{ALPHA:g} finds 80 % of the time with this many tasks: (z_0.975 + z_0.8) × "
-            "sd(per-task differences) / √N (ch. 17.4; seed 004 E5.1). A difference below it "
+            "sd(per-task differences) / √N (Miller 2024). A difference below it "
             "that the test calls inconclusive is not evidence of no difference.",
         ),
         _matrix_figure(ctx),

@@ -1,5 +1,11 @@
 """Section "Harness and protocol": what the user stated (``--meta``), or a plain statement
-that nothing was (seed 004 §5.1)."""
+that nothing was.
+
+References
+----------
+Biderman, S. et al. (2024). Lessons from the trenches on reproducible evaluation of language
+models. arXiv:2405.14782.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ __all__ = ["ANECDOTE", "CHECKLIST", "protocol_section"]
 
 ANECDOTE = (
     "A benchmark number without the harness and protocol is not a measurement; it is an "
-    "anecdote (seed 004 §5.1)."
+    "anecdote."
 )
 CHECKLIST = (
     "task set and split (which tasks, held out how, created when)",
@@ -25,8 +31,8 @@ CHECKLIST = (
 def protocol_section(meta: ProtocolMeta | None) -> Section:
     """The stated harness and protocol, or a warning that none was stated."""
     checklist = paragraph(
-        "A reproducible number states: " + "; ".join(CHECKLIST) + " (ch. 17.5, 17.8; "
-        "seed 004 §5.1)."
+        "A reproducible number states: " + "; ".join(CHECKLIST) + " (see Biderman et al. 2024 on "
+        "reproducible evaluation of language models)."
     )
     if meta is None:
         blocks: list[Block] = [

@@ -1,7 +1,7 @@
 """Sections "Systems" (pass@1 per system, every interval side by side) and "pass@k and
 pass^k" (tables over k and band plots).
 
-Two estimands, always named (seed 000 ch. 17.3): *these tasks* (the average over the tasks
+Two estimands, always named (Miller 2024): *these tasks* (the average over the tasks
 that were run; only trial noise is uncertain) and *tasks like these* (a new task from the
 same population; task sampling is uncertain too). The frequentist columns answer the same
 two questions: the Wilson interval of the pooled trials treats every trial as independent
@@ -90,7 +90,7 @@ def systems_section(ctx: ReportContext) -> Section:
     )
     blocks: list[Block] = [
         paragraph(
-            "pass@1 is the task average of the per-task success rates (ch. 17.1). ",
+            "pass@1 is the task average of the per-task success rates (Miller 2024). ",
             Strong("These tasks"),
             ": how well the system does on the tasks that were run; only trial noise is "
             "uncertain. ",
@@ -102,7 +102,7 @@ def systems_section(ctx: ReportContext) -> Section:
         paragraph(
             "The Wilson interval pools all trials as if independent and is at most a "
             "these-tasks interval; the task bootstrap resamples tasks and answers the "
-            "tasks-like-these question (ch. 17.3). Posterior intervals are equal-tailed, from "
+            "tasks-like-these question (Miller 2024). Posterior intervals are equal-tailed, from "
             f"{ctx.posterior.label}. P(best): posterior probability that the system has the "
             "highest pass@1 on these tasks.",
         ),
@@ -235,7 +235,8 @@ def curves_section(ctx: ReportContext) -> Section:
         paragraph(
             "pass@k is the chance that at least one of k independent attempts succeeds, "
             "averaged over tasks: coverage with an oracle that picks the passing attempt "
-            "(ch. 17.2). pass^k is the chance that all k succeed: reliability (seed 004 §5.5). "
+            "(Chen et al. 2021). pass^k is the chance that all k succeed: reliability (Yao et al. "
+            "2024). "
             "The unbiased estimator of pass@k exists only for k <= n; the posterior extends "
             "past n through the model of per-task rates.",
         ),

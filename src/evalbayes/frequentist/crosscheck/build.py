@@ -196,7 +196,7 @@ def crosscheck(
     compare : (str, str), optional
         ``(A, B)``: add the paired block for B - A on the tasks both ran.
     n_resamples : int
-        Bootstrap and Monte Carlo resamples (10,000 as in seed 001).
+        Bootstrap and Monte Carlo resamples (10,000 by default).
     seed : int, numpy.random.Generator or None
         Same seed, same report. An int seeds each random path afresh, so one system's
         numbers do not depend on which other systems are in the data.
@@ -208,7 +208,7 @@ def crosscheck(
         A task coordinate (e.g. ``"family"``): bootstraps and the sign-flip test resample
         whole groups of tasks.
     margin : float, optional
-        Non-inferiority margin ``D`` for the paired block (seed 001 ``--margin``).
+        Non-inferiority margin ``D`` for the paired block (Piaggio et al. 2012).
     """
     seed = pick_seed(seed, random_seed)
     if not isinstance(data, EvalData):

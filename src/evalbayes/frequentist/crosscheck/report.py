@@ -32,8 +32,8 @@ __all__ = [
     "SystemCrosscheck",
 ]
 
-SMALL_SUITE = 20  # seed 001: fewer than 20 cases is a small suite
-SATURATED_SHARE = 0.9  # seed 001: 90% or more of the cases pass every trial
+SMALL_SUITE = 20  # fewer than 20 cases is a small suite (coding.sh/docs/eval-methods)
+SATURATED_SHARE = 0.9  # coding.sh/docs/eval-methods: 90% or more of the cases pass every trial
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class SystemCrosscheck(Rendered):
     n_tasks, n_trials, min_trials : int
         Observed tasks, total trials, and the smallest ``n`` of a task.
     pass1_mean, pass1_pooled : float
-        Task-average pass@1 (ch. 17.1) and pooled ``sum c / sum n`` (seed 001).
+        Task-average pass@1 (Miller 2024) and pooled ``sum c / sum n``.
     wilson : Interval
         Wilson interval of the pooled rate (treats trials as independent).
     task_bootstrap : BootstrapResult
@@ -105,7 +105,7 @@ class ComparisonCrosscheck(Rendered):
     mcnemar : McNemarResult
         Exact McNemar test on the majority outcomes.
     verdict : str
-        ``better``, ``worse`` or ``inconclusive`` (seed 001).
+        ``better``, ``worse`` or ``inconclusive`` (:func:`paired_verdict`).
     mde : McNemarMDE
         Smallest gap in majority-outcome pass rate McNemar's test finds 80% of the time at
         this many tasks, holding the observed share of changed tasks.
