@@ -19,7 +19,8 @@ PACKAGE = SRC / "evalbayes"
 # Bottom to top. The most specific prefix wins; a prefix matches a module and its children.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("maths", ("evalbayes._version", "evalbayes.names", "evalbayes.metrics",
-               "evalbayes.intervals", "evalbayes.sbc", "evalbayes.rendering")),
+               "evalbayes.intervals", "evalbayes.sbc", "evalbayes.rendering",
+               "evalbayes.attempt_metrics", "evalbayes.curves_fast")),
     ("data", ("evalbayes.data", "evalbayes.io", "evalbayes.datasets")),
     ("frequentist", ("evalbayes.frequentist",)),
     ("inference", ("evalbayes.inference", "evalbayes.fingerprint")),
@@ -36,8 +37,10 @@ RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
 
 
 def layer_of(module: str) -> str:
+    if module == "evalbayes":
+        return "top"
     best, best_len = None, -1
-    for name, prefixes in LAYERS:
+    for name, prefixes in LAYERS[:-1]:  # "top" is the package root alone
         for prefix in prefixes:
             if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
                 best, best_len = name, len(prefix)
@@ -151,3 +154,9 @@ def imports_of_text(text: str) -> set[str]:
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
     return found
+
+
+def test_every_module_is_in_a_layer() -> None:
+    """A new module must be placed in LAYERS (the package root is the only 'top' module)."""
+    for module in MODULES:
+        assert layer_of(module) != "top" or module == "evalbayes", module
