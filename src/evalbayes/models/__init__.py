@@ -13,6 +13,7 @@ __all__ = [
     "IRTModel",
     "Model",
     "SamplerConfig",
+    "TaskEffectsModel",
     "get_model",
     "model_from_config",
     "model_names",
@@ -24,6 +25,7 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "irt-1pl": ("evalbayes.models.irt", "IRTModel", {"kind": "1pl"}),
     "irt-2pl": ("evalbayes.models.irt", "IRTModel", {"kind": "2pl"}),
     "irt-3pl": ("evalbayes.models.irt", "IRTModel", {"kind": "3pl"}),
+    "task-effects": ("evalbayes.models.task_effects", "TaskEffectsModel", {}),
 }
 
 
@@ -65,4 +67,8 @@ def __getattr__(name: str) -> Any:
         from evalbayes.models.irt import IRTModel
 
         return IRTModel
+    if name == "TaskEffectsModel":
+        from evalbayes.models.task_effects import TaskEffectsModel
+
+        return TaskEffectsModel
     raise AttributeError(f"module 'evalbayes.models' has no attribute {name!r}")

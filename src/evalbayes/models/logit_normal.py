@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 QUADRATURE_NODES = 20
-SPAN = 12.0  # the grid reaches at most SPAN Laplace scales from the mode
+SPAN = 10.0  # the grid reaches SPAN Laplace scales either side of the mode
 NEWTON_STEPS = 12
 NEWTON_CAP = 4.0
 GRID_NODES = 64
@@ -77,11 +77,12 @@ def sinh_grid(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Nodes ``x = x* + s sinh(t)``, log weights ``log(s cosh(t) h)`` and the step ``h``.
 
-    ``t`` runs over ``nodes`` equally spaced points on ``[-T, T]``,
-    ``T = asinh(min(8.5 sigma / s, SPAN))``;
+    ``t`` runs over ``nodes`` equally spaced points on ``[-T, T]``, ``T = asinh(SPAN)``
+    (``x`` within ``SPAN = 10`` Laplace scales of the mode; ``sigma`` is unused but kept so
+    that a span depending on it can be tried);
     the last axis of the outputs indexes the nodes (``h`` has no node axis).
     """
-    span = np.arcsinh(np.minimum(8.5 * sigma / scale, SPAN))
+    span = np.full(np.shape(scale), np.arcsinh(SPAN))
     unit = np.linspace(-1.0, 1.0, nodes)
     t = span[..., None] * unit
     step = 2.0 * span / (nodes - 1)
