@@ -297,6 +297,33 @@ class TaskEffectsModel(Model):
             keep.append("pi0")
         return keep
 
+    def simulate_prior(
+        self, systems: int, tasks: int, trials: int, seed: int
+    ) -> tuple[EvalData, dict[str, Any]]:
+        """Draw parameters from the prior and counts from the model (for SBC and recovery).
+
+        Returns the data (``trials`` per cell) and the true values: ``theta`` (S), ``b`` (T),
+        ``sigma_b``, ``sigma_e``, ``pi0``, ``broken`` (T, bool) and ``p`` (S, T).
+        """
+        rng = np.random.default_rng(seed)
+        sigma_b = abs(rng.normal(0.0, self.sigma_b_prior))
+        sigma_e = (
+            abs(rng.normal(0.0, self.sigma_e_prior))
+            if self.sigma_e == "estimate"
+            else float(self.sigma_e)
+        )
+        pi0 = rng.beta(*self.broken_prior) if self.broken else 0.0
+        theta = rng.normal(0.0, self.theta_prior, systems)
+        b = rng.normal(0.0, sigma_b, tasks)
+        broken = rng.random(tasks) < pi0
+        x = theta[:, None] - b[None, :] + rng.normal(0.0, 1.0, (systems, tasks)) * sigma_e
+        p = np.where(broken[None, :], 0.0, expit(x))
+        n = np.full((systems, tasks), int(trials))
+        data = EvalData.from_arrays(n, rng.binomial(n, p))
+        truth = {"theta": theta, "b": b, "sigma_b": sigma_b, "sigma_e": sigma_e, "pi0": pi0,
+                 "broken": broken, "p": p}
+        return data, truth
+
     # ------------------------------------------------------------------ today's base hooks
     def _fit(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
         for name in uninformed_parameters(data, self.sigma_e):
