@@ -80,12 +80,13 @@ def test_graph_log_density_matches_numpy_reference():
     for key in point:
         point[key] = point[key] + rng.normal(0, 0.3, np.shape(point[key]))
     values = pm_model.compile_fn(
-        [pm_model["theta"], pm_model["b"], pm_model["sigma_e"], pm_model["pi0"],
+        [pm_model["theta"], pm_model["b"], pm_model["a"], pm_model["sigma_e"], pm_model["pi0"],
          pm_model.potentials[0]],
         inputs=pm_model.value_vars, on_unused_input="ignore",
     )(point)
-    theta, b, sigma_e, pi0, potential = values
-    mu = theta[:, None] - b[None, :]
+    theta, b, a, sigma_e, pi0, potential = values
+    assert not np.allclose(a, 1.0)
+    mu = a[:, None] * (theta[:, None] - b[None, :])
     ll = log_marginal(mu, sigma_e, n, c, include_binomial_coefficient=False)
     ll = np.where(n > 0, ll, 0.0).sum(axis=0)
     zero = (c * (n > 0)).sum(axis=0) == 0

@@ -49,7 +49,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit, gammaln, logsumexp
 
-from evalbayes.models.irt_quadrature import NodeSet, item_population_curve
+from evalbayes.models.irt_quadrature import logistic_normal_mean
 
 __all__ = [
     "GRID_NODES",
@@ -243,34 +243,42 @@ def conditional_logit_draws(
 
 
 def population_curve(
-    theta: NDArray[np.float64],
-    sigma_total: NDArray[np.float64],
+    center: NDArray[np.float64],
+    spread: NDArray[np.float64],
     pi0: NDArray[np.float64],
     k: NDArray[np.float64],
     metric: str,
+    chunk: int = 256,
 ) -> NDArray[np.float64]:
-    """pass@k / pass^k of a new task: ``(1 - pi0) E[f(sigmoid(theta + u))]``, u ~ N(0, v).
+    """pass@k / pass^k of a new task: ``(1 - pi0) E[f(sigmoid(u))]``, u ~ N(center, spread^2).
 
     For a new task ``b ~ N(0, sigma_b)`` and the cell residual ``e ~ N(0, sigma_e)`` are
-    independent, so ``-b + e ~ N(0, sigma_b^2 + sigma_e^2)``: one 1-D integral, done by the
-    split-off trapezoid rule of :func:`evalbayes.models.irt_quadrature.logistic_normal_mean`
-    (error < 1e-7 against ``scipy.integrate.quad``). A broken task (probability ``pi0``) has
-    ``p = 0``, so ``f = 0`` for both metrics. ``f(p) = 1 - (1 - p)^k`` (pass@k; Chen et al.
-    2021) or ``p^k`` (pass^k).
+    independent, so ``a (theta - b) + e ~ N(a theta, a^2 sigma_b^2 + sigma_e^2)``: one 1-D
+    integral, done by the split-off trapezoid rule of
+    :func:`evalbayes.models.irt_quadrature.logistic_normal_mean` (error < 1e-7 against
+    ``scipy.integrate.quad``). A broken task (probability ``pi0``) has ``p = 0``, so ``f = 0``
+    for both metrics. ``f(p) = 1 - (1 - p)^k`` (pass@k; Chen et al. 2021) or ``p^k`` (pass^k).
 
     Parameters
     ----------
-    theta : array, shape (draws, systems)
-    sigma_total : array, shape (draws,)
-        ``sqrt(sigma_b^2 + sigma_e^2)``.
+    center : array, shape (draws, systems)
+        ``a theta`` per draw and system.
+    spread : array, shape (draws, systems) or (draws,)
+        ``sqrt(a^2 sigma_b^2 + sigma_e^2)``.
     pi0 : array, shape (draws,)
     k : 1-D array
     metric : {"pass@k", "pass^k"}
+    chunk : int
+        Draws per block (memory: chunk x systems x 101 nodes).
 
     Returns
     -------
     numpy.ndarray, shape (draws, systems, len(k))
     """
-    rule = NodeSet(np.zeros(1), np.ones(1))
-    values = item_population_curve(theta, sigma_total, None, rule, k, metric)
-    return (1.0 - pi0)[:, None, None] * values
+    center = np.asarray(center, float)
+    spread = np.broadcast_to(np.asarray(spread, float).reshape(center.shape[0], -1), center.shape)
+    out = np.empty((*center.shape, len(k)))
+    for start in range(0, center.shape[0], chunk):
+        sl = slice(start, start + chunk)
+        out[sl] = logistic_normal_mean(center[sl], spread[sl], np.zeros(1), k, metric)
+    return (1.0 - np.asarray(pi0, float))[:, None, None] * out

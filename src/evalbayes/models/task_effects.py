@@ -2,7 +2,7 @@
 
 For system ``s`` and task ``t`` with ``n[s, t]`` trials and ``c[s, t]`` successes::
 
-    logit p[s, t] = theta[s] - b[t] + e[s, t],     e[s, t] ~ N(0, sigma_e)
+    logit p[s, t] = a[s] (theta[s] - b[t]) + e[s, t],     e[s, t] ~ N(0, sigma_e)
     c[s, t]       ~ Binomial(n[s, t], p[s, t])
     task t broken (p[s, t] = 0 for every s) with probability pi0
 
@@ -44,8 +44,8 @@ draw of ``(theta, b, sigma_e, pi0)`` and the cell's counts: the task is broken w
 probability ``pi0 Z_t / (pi0 Z_t + (1 - pi0) prod_s L[s, t])`` (``Z_t`` = all counts zero),
 else ``e[s, t]`` is drawn from its 1-D conditional (:func:`conditional_logit_draws`);
 ``f(p)`` is averaged over the system's observed tasks.
-``"population"`` estimand: pass@k of a new task, ``(1 - pi0) E[f(sigmoid(theta - b + e))]``,
-``b + e ~ N(0, sigma_b^2 + sigma_e^2)``, one 1-D integral per draw and system; the same task
+``"population"`` estimand: pass@k of a new task, ``(1 - pi0) E[f(sigmoid(a (theta - b) + e))]``,
+``-a b + e ~ N(0, a^2 sigma_b^2 + sigma_e^2)``, one 1-D integral per draw and system; the same task
 distribution of the same draw for every system makes differences paired.
 
 See models/README.md for the full write-up, references and validation.
@@ -84,6 +84,9 @@ from evalbayes.models.logit_normal import (
 __all__ = ["TaskEffectsInputs", "TaskEffectsModel", "uninformed_parameters"]
 
 Parameterization = Literal["auto", "centered", "noncentered"]
+Discrimination = Literal["none", "system"]
+DISCRIMINATIONS: tuple[str, ...] = ("none", "system")
+MIN_SYSTEMS_FOR_DISCRIMINATION = 3
 PARAMETERIZATIONS: tuple[str, ...] = ("auto", "centered", "noncentered")
 AUTO_CENTER_TRIALS = 10.0
 _CHUNK = 4_000_000  # numbers per chunk of (draws x systems x tasks) work
@@ -144,7 +147,15 @@ class TaskEffectsModel(Model):
         How the difficulty deviations are sampled; "auto" centres them when tasks carry at
         least 10 trials on average (as :class:`~evalbayes.models.irt.IRTModel`).
     quadrature_nodes : int
-        Nodes of the per-cell quadrature (:mod:`evalbayes.models.logit_normal`). Default 32.
+        Nodes of the per-cell quadrature (:mod:`evalbayes.models.logit_normal`). Default 20.
+    discrimination : {"system", "none"}
+        ``"system"`` (default): ``logit p = a[s] (theta[s] - b[t]) + e`` with
+        ``log a[s] ~ N(0, sigma_a)``: how steeply a system's rate falls with task difficulty
+        (on HumanEval+ a weak system's rates drop to ~0 on tasks that others solve at ~1e-2,
+        which one common slope cannot produce; benchmarks/validity.md). Used with at least
+        3 systems; with fewer, ``a = 1``.
+    sigma_a : float
+        Spread of ``log a`` (fixed; default 0.5: 95 % of systems' slopes within 0.38-2.7).
     """
 
     name: ClassVar[str] = "task-effects"
@@ -157,6 +168,8 @@ class TaskEffectsModel(Model):
     broken_prior: tuple[float, float] = (1.0, 9.0)
     parameterization: Parameterization = "auto"
     quadrature_nodes: int = QUADRATURE_NODES
+    discrimination: Discrimination = "system"
+    sigma_a: float = 0.5
 
     def __post_init__(self) -> None:
         for label in ("theta_prior", "sigma_b_prior", "sigma_e_prior"):
@@ -181,6 +194,12 @@ class TaskEffectsModel(Model):
                 f"parameterization must be one of {PARAMETERIZATIONS}, "
                 f"got {self.parameterization!r}"
             )
+        if self.discrimination not in DISCRIMINATIONS:
+            raise ValueError(
+                f"discrimination must be one of {DISCRIMINATIONS}, got {self.discrimination!r}"
+            )
+        if isinstance(self.sigma_a, bool) or not (np.isfinite(self.sigma_a) and self.sigma_a > 0):
+            raise ValueError(f"sigma_a must be a positive number, got {self.sigma_a!r}")
         if int(self.quadrature_nodes) < 8:
             raise ValueError(f"quadrature_nodes must be >= 8, got {self.quadrature_nodes}")
 
@@ -196,6 +215,11 @@ class TaskEffectsModel(Model):
                     f"{label} {names[empty[0]]!r} has no observed cell (n = 0 everywhere); "
                     "drop it with EvalData.subset before fitting"
                 )
+
+    def uses_discrimination(self, n_system: int) -> bool:
+        """Whether systems get their own slope ``a[s]`` (``discrimination="system"`` and at
+        least ``MIN_SYSTEMS_FOR_DISCRIMINATION`` systems)."""
+        return self.discrimination == "system" and n_system >= MIN_SYSTEMS_FOR_DISCRIMINATION
 
     @property
     def has_residual(self) -> bool:
@@ -271,6 +295,10 @@ class TaskEffectsModel(Model):
                 b_dev = sigma_b * pm.ZeroSumNormal("b_dev_z", sigma=1.0, dims="task")
             b = pm.Deterministic("b", level - gap * var_b / total + b_dev, dims="task")
             mu = theta[cell_s] - b[cell_t]
+            if self.uses_discrimination(n_sys):
+                log_a_z = pm.Normal("log_a_z", 0.0, 1.0, dims="system")
+                a = pm.Deterministic("a", pt.exp(self.sigma_a * log_a_z), dims="system")
+                mu = a[cell_s] * mu
             if self.sigma_e == "estimate":
                 sigma_e = pm.HalfNormal("sigma_e", self.sigma_e_prior)
             else:
@@ -291,6 +319,8 @@ class TaskEffectsModel(Model):
     def posterior_vars(self, data: EvalData) -> list[str]:
         """Variables kept in the posterior group."""
         keep = ["theta", "b", "sigma_b"]
+        if self.uses_discrimination(data.n.shape[0]):
+            keep.append("a")
         if self.sigma_e == "estimate":
             keep.append("sigma_e")
         if self.broken:
@@ -316,11 +346,17 @@ class TaskEffectsModel(Model):
         theta = rng.normal(0.0, self.theta_prior, systems)
         b = rng.normal(0.0, sigma_b, tasks)
         broken = rng.random(tasks) < pi0
-        x = theta[:, None] - b[None, :] + rng.normal(0.0, 1.0, (systems, tasks)) * sigma_e
+        a = (
+            np.exp(self.sigma_a * rng.normal(0.0, 1.0, systems))
+            if self.uses_discrimination(systems)
+            else np.ones(systems)
+        )
+        e = rng.normal(0.0, 1.0, (systems, tasks)) * sigma_e
+        x = a[:, None] * (theta[:, None] - b[None, :]) + e
         p = np.where(broken[None, :], 0.0, expit(x))
         n = np.full((systems, tasks), int(trials))
         data = EvalData.from_arrays(n, rng.binomial(n, p))
-        truth = {"theta": theta, "b": b, "sigma_b": sigma_b, "sigma_e": sigma_e, "pi0": pi0,
+        truth = {"theta": theta, "a": a, "b": b, "sigma_b": sigma_b, "sigma_e": sigma_e, "pi0": pi0,
                  "broken": broken, "p": p}
         return data, truth
 
@@ -416,14 +452,25 @@ class TaskEffectsModel(Model):
             shape
         )
         sigma_b = posterior["sigma_b"].transpose("chain", "draw").values
-        return {"theta": theta, "b": b, "sigma_e": sigma_e, "pi0": pi0, "sigma_b": sigma_b}
+        if "a" in posterior:
+            a = posterior["a"].transpose("chain", "draw", "system").values
+        else:
+            a = np.ones_like(theta)
+        return {"theta": theta, "b": b, "sigma_e": sigma_e, "pi0": pi0, "sigma_b": sigma_b,
+                "a": a}
+
+    @staticmethod
+    def _mu(params: dict[str, np.ndarray], tasks: slice) -> np.ndarray:
+        """``a[s] (theta[s] - b[t])`` for the chunk, shape (chain, draw, system, chunk)."""
+        diff = params["theta"][..., :, None] - params["b"][..., None, tasks]
+        return params["a"][..., :, None] * diff
 
     def _cell_ll(
         self, params: dict[str, np.ndarray], n: np.ndarray, c: np.ndarray, tasks: slice
     ) -> np.ndarray:
         """Log marginal likelihood (with ``log C(n, c)``) of cells ``(:, tasks)``, per draw:
         shape (chain, draw, system, chunk); 0 on unobserved cells."""
-        mu = params["theta"][..., :, None] - params["b"][..., None, tasks]
+        mu = self._mu(params, tasks)
         n_t, c_t = n[:, tasks], c[:, tasks]
         if self.has_residual:
             sigma = params["sigma_e"][..., None, None]
@@ -465,7 +512,7 @@ class TaskEffectsModel(Model):
         n_task = n.shape[1]
         start, stop, _ = tasks.indices(n_task)
         rng = np.random.default_rng([int(seed), 7, start])
-        mu = params["theta"][..., :, None] - params["b"][..., None, start:stop]
+        mu = self._mu(params, slice(start, stop))
         n_t, c_t = n[:, start:stop], c[:, start:stop]
         if self.has_residual:
             sigma = params["sigma_e"][..., None, None]
@@ -529,10 +576,13 @@ class TaskEffectsModel(Model):
         params = self._params(posterior)
         chains, draws, n_sys = params["theta"].shape
         flat = chains * draws
-        total = np.sqrt(params["sigma_b"] ** 2 + params["sigma_e"] ** 2).reshape(flat)
+        a = params["a"].reshape(flat, n_sys)
+        spread = np.sqrt(
+            (a * params["sigma_b"].reshape(flat, 1)) ** 2 + params["sigma_e"].reshape(flat, 1) ** 2
+        )
         values = population_curve(
-            params["theta"].reshape(flat, n_sys),
-            total,
+            a * params["theta"].reshape(flat, n_sys),
+            spread,
             params["pi0"].reshape(flat),
             np.asarray(k, dtype=float),
             metric,
