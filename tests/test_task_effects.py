@@ -72,7 +72,7 @@ def test_graph_log_density_matches_numpy_reference():
     n[0, 5] = 0  # a missing cell
     c = np.minimum(data.c.values, n)
     data = EvalData.from_arrays(n, c)
-    model = TaskEffectsModel()
+    model = TaskEffectsModel(discrimination="system")
     inputs = model.inputs(data)
     pm_model = model.build(inputs)
     point = pm_model.initial_point()

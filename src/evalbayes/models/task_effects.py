@@ -148,12 +148,13 @@ class TaskEffectsModel(Model):
         least 10 trials on average (as :class:`~evalbayes.models.irt.IRTModel`).
     quadrature_nodes : int
         Nodes of the per-cell quadrature (:mod:`evalbayes.models.logit_normal`). Default 20.
-    discrimination : {"system", "none"}
-        ``"system"`` (default): ``logit p = a[s] (theta[s] - b[t]) + e`` with
-        ``log a[s] ~ N(0, sigma_a)``: how steeply a system's rate falls with task difficulty
-        (on HumanEval+ a weak system's rates drop to ~0 on tasks that others solve at ~1e-2,
-        which one common slope cannot produce; benchmarks/validity.md). Used with at least
-        3 systems; with fewer, ``a = 1``.
+    discrimination : {"none", "system"}
+        ``"none"`` (default): one common slope. ``"system"``: ``logit p = a[s] (theta[s] -
+        b[t]) + e`` with ``log a[s] ~ N(0, sigma_a)``, how steeply a system's rate falls with
+        task difficulty. Tried on HumanEval+ (6 systems, m = 16): it barely moved the weak
+        system's over-estimate at k >= 64 and mixed badly (the scale of ``b`` against the
+        slopes: R-hat 1.15, bulk ESS 12 for ``sigma_b``; benchmarks/validity.md), so it is
+        off by default. Used with at least 3 systems; with fewer, ``a = 1``.
     sigma_a : float
         Spread of ``log a`` (fixed; default 0.5: 95 % of systems' slopes within 0.38-2.7).
     """
@@ -168,7 +169,7 @@ class TaskEffectsModel(Model):
     broken_prior: tuple[float, float] = (1.0, 9.0)
     parameterization: Parameterization = "auto"
     quadrature_nodes: int = QUADRATURE_NODES
-    discrimination: Discrimination = "system"
+    discrimination: Discrimination = "none"
     sigma_a: float = 0.5
 
     def __post_init__(self) -> None:
