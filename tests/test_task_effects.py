@@ -176,3 +176,25 @@ def test_single_system_fits():
     assert np.all(np.isfinite(band.values))
     pop = post.pass_at_k([1, 64], estimand="population")
     assert pop.sizes["system"] == 1
+
+
+def test_dead_cells_graph_matches_numpy_reference():
+    data, _ = simulate(5, systems=3, tasks=10, trials=30, broken=(1,))
+    model = TaskEffectsModel(dead_cells=True)
+    pm_model = model.build(model.inputs(data))
+    point = pm_model.initial_point()
+    rng = np.random.default_rng(1)
+    for key in point:
+        point[key] = point[key] + rng.normal(0, 0.3, np.shape(point[key]))
+    theta, b, sigma_e, pi0, zeta, potential = pm_model.compile_fn(
+        [pm_model["theta"], pm_model["b"], pm_model["sigma_e"], pm_model["pi0"],
+         pm_model["zeta"], pm_model.potentials[0]],
+        inputs=pm_model.value_vars, on_unused_input="ignore",
+    )(point)
+    n, c = data.n.values, data.c.values
+    alive = log_marginal(theta[:, None] - b[None, :], sigma_e, n, c,
+                         include_binomial_coefficient=False) + np.log1p(-zeta)[:, None]
+    cell = np.where(c == 0, np.logaddexp(np.log(zeta)[:, None], alive), alive).sum(axis=0)
+    zero = c.sum(axis=0) == 0
+    task = np.where(zero, np.logaddexp(np.log(pi0), np.log1p(-pi0) + cell), np.log1p(-pi0) + cell)
+    assert potential == pytest.approx(task.sum(), abs=1e-3)

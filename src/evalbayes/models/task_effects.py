@@ -155,6 +155,13 @@ class TaskEffectsModel(Model):
         system's over-estimate at k >= 64 and mixed badly (the scale of ``b`` against the
         slopes: R-hat 1.15, bulk ESS 12 for ``sigma_b``; benchmarks/validity.md), so it is
         off by default. Used with at least 3 systems; with fewer, ``a = 1``.
+    dead_cells : bool
+        Add a per-cell point mass at ``p = 0`` with a per-system probability
+        ``zeta[s] ~ Beta(*dead_prior)``: system ``s`` cannot solve task ``t`` at all, while
+        other systems can (a mixture residual: logit-normal or dead). Marginalised per cell.
+        Experimental, off by default (benchmarks/validity.md).
+    dead_prior : (float, float)
+        Beta prior of ``zeta[s]``. Default Beta(1, 9).
     sigma_a : float
         Spread of ``log a`` (fixed; default 0.5: 95 % of systems' slopes within 0.38-2.7).
     """
@@ -171,6 +178,8 @@ class TaskEffectsModel(Model):
     quadrature_nodes: int = QUADRATURE_NODES
     discrimination: Discrimination = "none"
     sigma_a: float = 0.5
+    dead_cells: bool = False
+    dead_prior: tuple[float, float] = (1.0, 9.0)
 
     def __post_init__(self) -> None:
         for label in ("theta_prior", "sigma_b_prior", "sigma_e_prior"):
@@ -195,6 +204,8 @@ class TaskEffectsModel(Model):
                 f"parameterization must be one of {PARAMETERIZATIONS}, "
                 f"got {self.parameterization!r}"
             )
+        if len(self.dead_prior) != 2 or min(self.dead_prior) <= 0:
+            raise ValueError(f"dead_prior must be two positive numbers, got {self.dead_prior!r}")
         if self.discrimination not in DISCRIMINATIONS:
             raise ValueError(
                 f"discrimination must be one of {DISCRIMINATIONS}, got {self.discrimination!r}"
@@ -308,6 +319,10 @@ class TaskEffectsModel(Model):
                 ll = _pt_log_marginal(mu, sigma_e, cell_n, cell_c, int(self.quadrature_nodes))
             else:
                 ll = cell_c * -pt.softplus(-mu) + (cell_n - cell_c) * -pt.softplus(mu)
+            if self.dead_cells:
+                zeta = pm.Beta("zeta", *self.dead_prior, dims="system")
+                alive = pt.log1p(-zeta)[cell_s] + ll
+                ll = pt.switch(pt.eq(cell_c, 0), pt.logaddexp(pt.log(zeta)[cell_s], alive), alive)
             task_ll = pt.inc_subtensor(pt.zeros(n_task)[cell_t], ll * cell_w)
             if self.broken:
                 pi0 = pm.Beta("pi0", *self.broken_prior)
@@ -326,6 +341,8 @@ class TaskEffectsModel(Model):
             keep.append("sigma_e")
         if self.broken:
             keep.append("pi0")
+        if self.dead_cells:
+            keep.append("zeta")
         return keep
 
     def simulate_prior(
@@ -457,8 +474,12 @@ class TaskEffectsModel(Model):
             a = posterior["a"].transpose("chain", "draw", "system").values
         else:
             a = np.ones_like(theta)
+        if "zeta" in posterior:
+            zeta = posterior["zeta"].transpose("chain", "draw", "system").values
+        else:
+            zeta = np.zeros_like(theta)
         return {"theta": theta, "b": b, "sigma_e": sigma_e, "pi0": pi0, "sigma_b": sigma_b,
-                "a": a}
+                "a": a, "zeta": zeta}
 
     @staticmethod
     def _mu(params: dict[str, np.ndarray], tasks: slice) -> np.ndarray:
@@ -467,10 +488,25 @@ class TaskEffectsModel(Model):
         return params["a"][..., :, None] * diff
 
     def _cell_ll(
-        self, params: dict[str, np.ndarray], n: np.ndarray, c: np.ndarray, tasks: slice
+        self, params: dict[str, np.ndarray], n: np.ndarray, c: np.ndarray, tasks: slice,
+        alive_only: bool = False,
     ) -> np.ndarray:
         """Log marginal likelihood (with ``log C(n, c)``) of cells ``(:, tasks)``, per draw:
-        shape (chain, draw, system, chunk); 0 on unobserved cells."""
+        shape (chain, draw, system, chunk); 0 on unobserved cells. With ``dead_cells`` the
+        per-cell mixture ``zeta 1[c = 0] + (1 - zeta) L`` unless ``alive_only``."""
+        out = self._alive_ll(params, n, c, tasks)
+        if self.dead_cells and not alive_only:
+            zeta = params["zeta"][..., :, None]
+            with np.errstate(divide="ignore"):
+                alive = np.log1p(-zeta) + out
+                mixed = np.where(c[:, tasks] == 0, np.logaddexp(np.log(zeta), alive), alive)
+            out = np.where(n[:, tasks] > 0, mixed, 0.0)
+        return out
+
+    def _alive_ll(
+        self, params: dict[str, np.ndarray], n: np.ndarray, c: np.ndarray, tasks: slice
+    ) -> np.ndarray:
+        """The logit-normal-binomial part alone (:func:`log_marginal`), 0 on unobserved cells."""
         mu = self._mu(params, tasks)
         n_t, c_t = n[:, tasks], c[:, tasks]
         if self.has_residual:
@@ -529,6 +565,14 @@ class TaskEffectsModel(Model):
         else:
             x = mu
         p = expit(x)
+        if self.dead_cells:
+            # dead given alive-likelihood: zeta 1[c = 0] / (zeta 1[c = 0] + (1 - zeta) L)
+            zeta = params["zeta"][..., :, None]
+            alive_ll = self._cell_ll(params, n, c, slice(start, stop), alive_only=True)
+            with np.errstate(divide="ignore"):
+                odds = np.log(zeta) - np.log1p(-zeta) - alive_ll
+            prob_dead = np.where(c_t == 0, expit(odds), 0.0)
+            p = np.where(rng.random(p.shape) < prob_dead, 0.0, p)
         if self.broken:
             observed = n_t > 0
             all_zero = ((c_t * observed).sum(axis=0) == 0) & observed.any(axis=0)
@@ -588,6 +632,7 @@ class TaskEffectsModel(Model):
             np.asarray(k, dtype=float),
             metric,
         )
+        values *= 1.0 - params["zeta"].reshape(flat, n_sys)[..., None]
         return values.reshape(chains, draws, n_sys, len(k))
 
     def task_log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> np.ndarray:
