@@ -187,7 +187,12 @@ def _row(bench, estimand, tasks, m, seed, model, sc, seconds, diag):
     }
 
 
+OUT: Path | None = None
+
+
 def _progress(rows):
+    if OUT is not None:  # incremental, so a stopped run keeps its rows
+        OUT.write_text(json.dumps({"rows": rows}, indent=1))
     r = rows[-1]
     print(f"  {r['benchmark']} {r['estimand']} N={r['tasks']} m={r['m']} seed={r['seed']} "
           f"done ({len(rows)} rows)", flush=True)
@@ -228,6 +233,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.systems, args.seeds, args.m = 6, 1, [16]
+    global OUT
+    OUT = args.out
     t0 = time.time()
     rows = run(args)
     text = table(rows)
