@@ -105,7 +105,7 @@ def uninformed_parameters(data: EvalData, sigma_e: float | str = "estimate") -> 
     rate around its mean is exactly what repeated trials would measure).
     """
     n = data.n.values
-    if sigma_e == "estimate" and n.max() <= 1:
+    if sigma_e == "estimate" and n.max() <= 1 and n.shape[0] > 1:
         return ["sigma_e"]
     return []
 
@@ -233,6 +233,13 @@ class TaskEffectsModel(Model):
         least ``MIN_SYSTEMS_FOR_DISCRIMINATION`` systems)."""
         return self.discrimination == "system" and n_system >= MIN_SYSTEMS_FOR_DISCRIMINATION
 
+    def residual(self, n_system: int) -> float | str:
+        """The residual setting used with ``n_system`` systems: ``sigma_e``, except that with
+        one system the cell residual is off (0): each task has one cell, so ``e[s, t]`` and
+        ``b[t]`` are the same thing and only their sum is identified (a single-system fit with
+        both mixed badly: tau-bench R-hat 1.05, ESS 89)."""
+        return 0.0 if n_system == 1 else self.sigma_e
+
     @property
     def has_residual(self) -> bool:
         """False when ``sigma_e`` is fixed at 0."""
@@ -311,11 +318,12 @@ class TaskEffectsModel(Model):
                 log_a_z = pm.Normal("log_a_z", 0.0, 1.0, dims="system")
                 a = pm.Deterministic("a", pt.exp(self.sigma_a * log_a_z), dims="system")
                 mu = a[cell_s] * mu
-            if self.sigma_e == "estimate":
+            residual = self.residual(n_sys)
+            if residual == "estimate":
                 sigma_e = pm.HalfNormal("sigma_e", self.sigma_e_prior)
             else:
-                sigma_e = pt.as_tensor_variable(float(self.sigma_e))
-            if self.has_residual:
+                sigma_e = pt.as_tensor_variable(float(residual))
+            if residual == "estimate" or float(residual) > 0:
                 ll = _pt_log_marginal(mu, sigma_e, cell_n, cell_c, int(self.quadrature_nodes))
             else:
                 ll = cell_c * -pt.softplus(-mu) + (cell_n - cell_c) * -pt.softplus(mu)
@@ -337,7 +345,7 @@ class TaskEffectsModel(Model):
         keep = ["theta", "b", "sigma_b"]
         if self.uses_discrimination(data.n.shape[0]):
             keep.append("a")
-        if self.sigma_e == "estimate":
+        if self.residual(data.n.shape[0]) == "estimate":
             keep.append("sigma_e")
         if self.broken:
             keep.append("pi0")
@@ -355,10 +363,11 @@ class TaskEffectsModel(Model):
         """
         rng = np.random.default_rng(seed)
         sigma_b = abs(rng.normal(0.0, self.sigma_b_prior))
+        residual = self.residual(systems)
         sigma_e = (
             abs(rng.normal(0.0, self.sigma_e_prior))
-            if self.sigma_e == "estimate"
-            else float(self.sigma_e)
+            if residual == "estimate"
+            else float(residual)
         )
         pi0 = rng.beta(*self.broken_prior) if self.broken else 0.0
         theta = rng.normal(0.0, self.theta_prior, systems)
@@ -462,10 +471,11 @@ class TaskEffectsModel(Model):
         theta = posterior["theta"].transpose("chain", "draw", "system").values
         b = posterior["b"].transpose("chain", "draw", "task").values
         shape = theta.shape[:2]
-        if self.sigma_e == "estimate":
+        if "sigma_e" in posterior:
             sigma_e = posterior["sigma_e"].transpose("chain", "draw").values
-        else:
-            sigma_e = np.full(shape, float(self.sigma_e))
+        else:  # fixed, or off with one system
+            residual = self.residual(theta.shape[-1])
+            sigma_e = np.full(shape, 0.0 if residual == "estimate" else float(residual))
         pi0 = posterior["pi0"].transpose("chain", "draw").values if self.broken else np.zeros(
             shape
         )
@@ -509,7 +519,7 @@ class TaskEffectsModel(Model):
         """The logit-normal-binomial part alone (:func:`log_marginal`), 0 on unobserved cells."""
         mu = self._mu(params, tasks)
         n_t, c_t = n[:, tasks], c[:, tasks]
-        if self.has_residual:
+        if params["sigma_e"].max() > 0:
             sigma = params["sigma_e"][..., None, None]
             out = np.empty(mu.shape)
             width = max(1, _WORK // max(1, mu[..., :1].size * self.quadrature_nodes))
@@ -551,7 +561,7 @@ class TaskEffectsModel(Model):
         rng = np.random.default_rng([int(seed), 7, start])
         mu = self._mu(params, slice(start, stop))
         n_t, c_t = n[:, start:stop], c[:, start:stop]
-        if self.has_residual:
+        if params["sigma_e"].max() > 0:
             sigma = params["sigma_e"][..., None, None]
             x = np.empty(mu.shape)
             width = max(1, _WORK // max(1, mu[..., :1].size * 64))
