@@ -198,3 +198,25 @@ def test_dead_cells_graph_matches_numpy_reference():
     zero = c.sum(axis=0) == 0
     task = np.where(zero, np.logaddexp(np.log(pi0), np.log1p(-pi0) + cell), np.log1p(-pi0) + cell)
     assert potential == pytest.approx(task.sum(), abs=1e-3)
+
+
+def test_per_system_residual_graph_matches_numpy_reference():
+    data, _ = simulate(6, systems=3, tasks=9, trials=25, broken=(4,))
+    model = TaskEffectsModel(residual_scale="system")
+    pm_model = model.build(model.inputs(data))
+    point = pm_model.initial_point()
+    rng = np.random.default_rng(2)
+    for key in point:
+        point[key] = point[key] + rng.normal(0, 0.3, np.shape(point[key]))
+    theta, b, sigma_e, pi0, potential = pm_model.compile_fn(
+        [pm_model["theta"], pm_model["b"], pm_model["sigma_e"], pm_model["pi0"],
+         pm_model.potentials[0]],
+        inputs=pm_model.value_vars, on_unused_input="ignore",
+    )(point)
+    assert sigma_e.shape == (3,)
+    n, c = data.n.values, data.c.values
+    cell = log_marginal(theta[:, None] - b[None, :], sigma_e[:, None], n, c,
+                        include_binomial_coefficient=False).sum(axis=0)
+    zero = c.sum(axis=0) == 0
+    task = np.where(zero, np.logaddexp(np.log(pi0), np.log1p(-pi0) + cell), np.log1p(-pi0) + cell)
+    assert potential == pytest.approx(task.sum(), abs=1e-3)

@@ -85,6 +85,8 @@ __all__ = ["TaskEffectsInputs", "TaskEffectsModel", "uninformed_parameters"]
 
 Parameterization = Literal["auto", "centered", "noncentered"]
 Discrimination = Literal["none", "system"]
+ResidualScale = Literal["shared", "system"]
+RESIDUAL_SCALES: tuple[str, ...] = ("shared", "system")
 DISCRIMINATIONS: tuple[str, ...] = ("none", "system")
 MIN_SYSTEMS_FOR_DISCRIMINATION = 3
 PARAMETERIZATIONS: tuple[str, ...] = ("auto", "centered", "noncentered")
@@ -162,6 +164,11 @@ class TaskEffectsModel(Model):
         Experimental, off by default (benchmarks/validity.md).
     dead_prior : (float, float)
         Beta prior of ``zeta[s]``. Default Beta(1, 9).
+    residual_scale : {"shared", "system"}
+        One residual spread ``sigma_e`` for all systems (default) or one per system,
+        ``sigma_e[s] ~ HalfNormal(sigma_e_prior)`` independently (how far a system's rates
+        scatter around the additive structure: a reasoning model with many mid-range rates
+        against a model whose rates sit near 0 or 1).
     sigma_a : float
         Spread of ``log a`` (fixed; default 0.5: 95 % of systems' slopes within 0.38-2.7).
     """
@@ -180,6 +187,7 @@ class TaskEffectsModel(Model):
     sigma_a: float = 0.5
     dead_cells: bool = False
     dead_prior: tuple[float, float] = (1.0, 9.0)
+    residual_scale: ResidualScale = "shared"
 
     def __post_init__(self) -> None:
         for label in ("theta_prior", "sigma_b_prior", "sigma_e_prior"):
@@ -206,6 +214,10 @@ class TaskEffectsModel(Model):
             )
         if len(self.dead_prior) != 2 or min(self.dead_prior) <= 0:
             raise ValueError(f"dead_prior must be two positive numbers, got {self.dead_prior!r}")
+        if self.residual_scale not in RESIDUAL_SCALES:
+            raise ValueError(
+                f"residual_scale must be one of {RESIDUAL_SCALES}, got {self.residual_scale!r}"
+            )
         if self.discrimination not in DISCRIMINATIONS:
             raise ValueError(
                 f"discrimination must be one of {DISCRIMINATIONS}, got {self.discrimination!r}"
@@ -320,7 +332,10 @@ class TaskEffectsModel(Model):
                 mu = a[cell_s] * mu
             residual = self.residual(n_sys)
             if residual == "estimate":
-                sigma_e = pm.HalfNormal("sigma_e", self.sigma_e_prior)
+                if self.residual_scale == "system":
+                    sigma_e = pm.HalfNormal("sigma_e", self.sigma_e_prior, dims="system")[cell_s]
+                else:
+                    sigma_e = pm.HalfNormal("sigma_e", self.sigma_e_prior)
             else:
                 sigma_e = pt.as_tensor_variable(float(residual))
             if residual == "estimate" or float(residual) > 0:
@@ -471,11 +486,16 @@ class TaskEffectsModel(Model):
         theta = posterior["theta"].transpose("chain", "draw", "system").values
         b = posterior["b"].transpose("chain", "draw", "task").values
         shape = theta.shape[:2]
-        if "sigma_e" in posterior:
-            sigma_e = posterior["sigma_e"].transpose("chain", "draw").values
+        if "sigma_e" in posterior and "system" in posterior["sigma_e"].dims:
+            sigma_e = posterior["sigma_e"].transpose("chain", "draw", "system").values
+        elif "sigma_e" in posterior:
+            sigma_e = np.repeat(
+                posterior["sigma_e"].transpose("chain", "draw").values[..., None],
+                theta.shape[-1], axis=-1,
+            )
         else:  # fixed, or off with one system
             residual = self.residual(theta.shape[-1])
-            sigma_e = np.full(shape, 0.0 if residual == "estimate" else float(residual))
+            sigma_e = np.full(theta.shape, 0.0 if residual == "estimate" else float(residual))
         pi0 = posterior["pi0"].transpose("chain", "draw").values if self.broken else np.zeros(
             shape
         )
@@ -520,7 +540,7 @@ class TaskEffectsModel(Model):
         mu = self._mu(params, tasks)
         n_t, c_t = n[:, tasks], c[:, tasks]
         if params["sigma_e"].max() > 0:
-            sigma = params["sigma_e"][..., None, None]
+            sigma = params["sigma_e"][..., :, None]
             out = np.empty(mu.shape)
             width = max(1, _WORK // max(1, mu[..., :1].size * self.quadrature_nodes))
             for j in range(0, mu.shape[-1], width):
@@ -562,7 +582,7 @@ class TaskEffectsModel(Model):
         mu = self._mu(params, slice(start, stop))
         n_t, c_t = n[:, start:stop], c[:, start:stop]
         if params["sigma_e"].max() > 0:
-            sigma = params["sigma_e"][..., None, None]
+            sigma = params["sigma_e"][..., :, None]
             x = np.empty(mu.shape)
             width = max(1, _WORK // max(1, mu[..., :1].size * 64))
             u = rng.random(mu.shape)
@@ -633,7 +653,8 @@ class TaskEffectsModel(Model):
         flat = chains * draws
         a = params["a"].reshape(flat, n_sys)
         spread = np.sqrt(
-            (a * params["sigma_b"].reshape(flat, 1)) ** 2 + params["sigma_e"].reshape(flat, 1) ** 2
+            (a * params["sigma_b"].reshape(flat, 1)) ** 2
+            + params["sigma_e"].reshape(flat, n_sys) ** 2
         )
         values = population_curve(
             a * params["theta"].reshape(flat, n_sys),
@@ -716,6 +737,7 @@ def _pt_log_marginal(mu: Any, sigma: Any, n: Any, c: Any, nodes: int) -> Any:
     import pytensor.tensor as pt
     from pytensor.gradient import disconnected_grad
 
+    sigma = sigma * pt.ones_like(mu)  # a scalar or one value per cell
     mu_c, sigma_c = disconnected_grad(mu), disconnected_grad(sigma)
     prec = 1.0 / sigma_c**2
     x_emp = pt.switch(pt.gt(n, 0), pt.log(c) - pt.log(n - c), mu_c)  # n = 0: the prior
@@ -747,7 +769,7 @@ def _pt_log_marginal(mu: Any, sigma: Any, n: Any, c: Any, nodes: int) -> Any:
     g = (
         c[:, None] * xs
         - n[:, None] * pt.softplus(xs)
-        - 0.5 * ((xs - mu[:, None]) / sigma) ** 2
+        - 0.5 * ((xs - mu[:, None]) / sigma[:, None]) ** 2
     )
     return pt.logsumexp(g + log_w[None, :], axis=1) + log_s - pt.log(sigma) - 0.5 * np.log(
         2.0 * np.pi
