@@ -3,6 +3,7 @@
 For system ``s`` and task ``t`` with ``n[s, t]`` trials and ``c[s, t]`` successes::
 
     logit p[s, t] = a[s] (theta[s] - b[t]) + e[s, t],     e[s, t] ~ N(0, sigma_e)
+                    (a = 1 unless discrimination="system")
     c[s, t]       ~ Binomial(n[s, t], p[s, t])
     task t broken (p[s, t] = 0 for every s) with probability pi0
 
