@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("maths", ("evalbayes._version", "evalbayes.names", "evalbayes.metrics",
                "evalbayes.intervals", "evalbayes.sbc", "evalbayes.rendering",
                "evalbayes.attempt_metrics", "evalbayes.curves_fast")),
-    ("data", ("evalbayes.data", "evalbayes.io", "evalbayes.datasets")),
+    ("data", ("evalbayes.data", "evalbayes.io", "evalbayes.datasets", "evalbayes.extrapolation")),
     ("frequentist", ("evalbayes.frequentist",)),
     ("inference", ("evalbayes.inference", "evalbayes.fingerprint")),
     ("results", ("evalbayes.results", "evalbayes.diagnostics")),

@@ -14,6 +14,7 @@ __all__ = [
     "JudgeModel",
     "Model",
     "SeedModel",
+    "TaskEffectsModel",
     "get_model",
     "model_from_config",
     "model_names",
@@ -28,6 +29,7 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "factorial": ("evalbayes.models.factorial", "FactorialModel", {}),
     "training-seeds": ("evalbayes.models.training_seeds", "SeedModel", {}),
     "judge-error": ("evalbayes.models.judge", "JudgeModel", {}),
+    "task-effects": ("evalbayes.models.task_effects", "TaskEffectsModel", {}),
 }
 
 
@@ -73,6 +75,7 @@ def __getattr__(name: str) -> Any:
         "FactorialModel": "evalbayes.models.factorial",
         "SeedModel": "evalbayes.models.training_seeds",
         "JudgeModel": "evalbayes.models.judge",
+        "TaskEffectsModel": "evalbayes.models.task_effects",
     }
     if name in lazy:
         return getattr(importlib.import_module(lazy[name]), name)
