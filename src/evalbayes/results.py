@@ -36,7 +36,7 @@ from evalbayes.diagnostics import Diagnostics, convergence_diagnostics
 from evalbayes.fingerprint import fit_fingerprint
 from evalbayes.inference import SamplerConfig, config_hash
 from evalbayes.intervals import credible_interval
-from evalbayes.names import IntervalKind, check_k, check_metric
+from evalbayes.names import APPROXIMATION_KIND, IntervalKind, check_k, check_metric
 
 __all__ = ["FIT_FORMAT", "FittedModel", "Posterior", "PosteriorPredictiveCheck"]
 
@@ -179,7 +179,9 @@ class Posterior:
         """Short description: model, inference method, and APPROXIMATE where it applies."""
         method = self.sampler.method
         text = f"{self.model.name} ({method}, {self.sampler.chains}x{self.sampler.draws})"
-        return text + " [APPROXIMATE: variational]" if self.approximate else text
+        if not self.approximate:
+            return text
+        return text + f" [APPROXIMATE: {APPROXIMATION_KIND.get(method, 'variational')}]"
 
     def __repr__(self) -> str:
         return f"Posterior({self.label}, {self.data!r})"
@@ -303,7 +305,7 @@ class Posterior:
         if self.approximate:
             if warn:
                 warnings.warn(
-                    f"{self.label}: variational fits have no MCMC convergence diagnostics; "
+                    f"{self.label}: approximate fits have no MCMC convergence diagnostics; "
                     "intervals are approximate",
                     UserWarning,
                     stacklevel=2,
