@@ -4,7 +4,7 @@ Usage (from the repository root, PYTHONPATH=src):
 
     python benchmarks/bench_leaderboard_irt.py grad  [--data swebench|chembench|synth:S:T]
     python benchmarks/bench_leaderboard_irt.py nuts  --data swebench --variant jax-dense
-    python benchmarks/bench_leaderboard_irt.py scale --variant jax-dense --sizes 50x200,100x500
+    python benchmarks/bench_leaderboard_irt.py approx --data synth:50:200
 
 ``grad`` times one log-density gradient of the 2PL for every variant in the same process:
   numba-long   nutpie, numba backend, long (observed-cell) graph   <- the current method
@@ -24,6 +24,11 @@ import os
 import time
 
 import numpy as np
+
+# numpyro runs chains in sequence on CPU unless JAX sees one host device per chain
+if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                               + " --xla_force_host_platform_device_count=4").strip()
 
 VARIANTS = ("numba-long", "numba-dense", "jax-dense", "numpyro")
 
@@ -196,6 +201,51 @@ def cmd_nuts(args) -> None:
           f"load {(load0 + load_avg()) / 2:.1f}")
 
 
+def cmd_approx(args) -> None:
+    """Laplace and pathfinder against NUTS on the same data, through IRTModel.fit."""
+    from evalbayes.models.irt import IRTModel
+
+    data = dataset(args.data)
+    data = data[0] if isinstance(data, tuple) else data
+    model = IRTModel(kind="2pl")
+    fits = {}
+    for method in ["numpyro", *args.methods.split(",")]:
+        load0 = load_avg()
+        t0 = time.perf_counter()
+        try:
+            draws = args.draws if method == "numpyro" else 1000
+            post = model.fit(data, method=method, draws=draws, tune=args.draws, chains=4,
+                             seed=0, check=False)
+        except Exception as err:  # report and go on: a failing method is a result too
+            print(f"{method}: FAILED {type(err).__name__}: {str(err)[:300]}", flush=True)
+            continue
+        seconds = time.perf_counter() - t0
+        fits[method] = post
+        extra = ""
+        if method == "numpyro":
+            diag = post.diagnostics(warn=False)
+            extra = (f", R-hat {diag.rhat_max:.3f}, ESS {diag.ess_bulk_min:.0f}, "
+                     f"divergences {diag.divergences}")
+        print(f"{method}: {seconds:.1f} s (load {(load0 + load_avg()) / 2:.1f}), "
+              f"label {post.label!r}{extra}", flush=True)
+    ref = fits.pop("numpyro", None)
+    if ref is None:
+        return
+    print("| method | param | corr of posterior means | median sd ratio (approx / NUTS) "
+          "| 5-95 % of sd ratio |")
+    print("|---|---|---:|---:|---:|")
+    for method, post in fits.items():
+        for var in ("theta", "b", "a"):
+            m_ref = ref.posterior[var].mean(("chain", "draw")).values
+            s_ref = ref.posterior[var].std(("chain", "draw")).values
+            m = post.posterior[var].mean(("chain", "draw")).values
+            sd = post.posterior[var].std(("chain", "draw")).values
+            ratio = sd / s_ref
+            print(f"| {method} | {var} | {np.corrcoef(m, m_ref)[0, 1]:.4f} | "
+                  f"{np.median(ratio):.2f} | {np.quantile(ratio, 0.05):.2f}-"
+                  f"{np.quantile(ratio, 0.95):.2f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -209,8 +259,12 @@ def main() -> None:
     n.add_argument("--draws", type=int, default=1000)
     n.add_argument("--tune", type=int, default=1000)
     n.add_argument("--chains", type=int, default=4)
+    a = sub.add_parser("approx")
+    a.add_argument("--data", default="swebench")
+    a.add_argument("--methods", default="laplace,pathfinder,advi")
+    a.add_argument("--draws", type=int, default=500)
     args = parser.parse_args()
-    {"grad": cmd_grad, "nuts": cmd_nuts}[args.cmd](args)
+    {"grad": cmd_grad, "nuts": cmd_nuts, "approx": cmd_approx}[args.cmd](args)
 
 
 if __name__ == "__main__":
