@@ -8,7 +8,8 @@ Usage (from the repository root, PYTHONPATH=src; needs the jax extra):
 Doubly stochastic VI (Titsias & Lazaro-Gredilla 2014; Hoffman et al. 2013, "Stochastic
 variational inference"): each step draws ``B`` cells uniformly (with replacement) from
 the ``N = S x T`` observed cells, scales their log-likelihood by ``N / B`` (an unbiased
-estimate of the full sum) and takes one Adam step on the ELBO of a mean-field normal guide (numpyro ``AutoNormal``) over
+estimate of the full sum) and takes one Adam step on the ELBO of a mean-field normal
+guide (numpyro ``AutoNormal``) over
 ``theta`` (S), ``b`` (T), ``log a`` (T) and ``log sigma_b``. Cost per step is O(B + S + T),
 independent of N. Priors as IRTModel's 2PL (theta ~ N(0, 1), b ~ N(0, sigma_b),
 sigma_b ~ HalfNormal(2), log a ~ N(0, 0.5)); location and scale are fixed by those priors.
