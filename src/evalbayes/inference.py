@@ -257,7 +257,7 @@ def laplace_draws(model: Any, chains: int, draws: int, seed: int) -> xr.DataTree
 
     x0 = DictToArrayBijection.map(start).data
     fit = minimize(objective, x0, jac=True, method="L-BFGS-B",
-                   options={"maxiter": 20_000, "maxfun": 50_000, "gtol": 1e-8})
+                   options={"maxiter": 10_000, "maxfun": 20_000, "gtol": 1e-6})
     x_mode = fit.x
     hessian = pytensor.function([flat], pytensor.gradient.hessian(logp, flat))(x_mode)
     precision = -np.asarray(hessian, dtype=float)

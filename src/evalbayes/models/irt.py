@@ -59,8 +59,8 @@ so it suits sparse data. ``"dense"`` keeps ``n`` and ``c`` as ``system x task`` 
 (3PL keeps the two-term form with the floor). A missing cell has ``n = c = 0`` and adds
 exactly 0. ``"auto"`` (default) takes the dense graph when at least ``DENSE_MIN_SHARE`` of the
 cells are observed and the matrix has at least ``DENSE_MIN_CELLS`` cells; on SWE-bench
-Verified (123 x 500, complete) one gradient costs about half of the long graph's
-(benchmarks/leaderboard_irt.md). Both graphs give the same log density to rounding
+Verified (123 x 500, complete) one nutpie (numba) gradient of the dense graph cost 0.29x the
+long graph's, and under JAX (``method="numpyro"``) 0.03x (benchmarks/leaderboard_irt.md). Both graphs give the same log density to rounding
 (tests/test_irt_dense.py), so the choice changes speed, never the posterior.
 
 Derived quantities (NumPy, from the stored draws)
