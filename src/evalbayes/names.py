@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "APPROXIMATE_METHODS",
+    "APPROXIMATION_KIND",
     "CHUNK_NUMBERS",
     "ESTIMANDS",
     "ESTIMAND_TEXT",
@@ -71,12 +72,21 @@ IntervalKind = Literal["eti", "hdi"]
 INTERVAL_KINDS: Final[tuple[str, ...]] = ("eti", "hdi")
 
 # ----------------------------------------------------------------------------- inference
-Method = Literal["nutpie", "pymc", "numpyro", "exact", "advi", "pathfinder"]
-METHODS: Final[tuple[str, ...]] = ("nutpie", "pymc", "numpyro", "exact", "advi", "pathfinder")
+Method = Literal["nutpie", "pymc", "numpyro", "exact", "advi", "pathfinder", "laplace"]
+METHODS: Final[tuple[str, ...]] = (
+    "nutpie", "pymc", "numpyro", "exact", "advi", "pathfinder", "laplace"
+)
 #: NUTS samplers, whose draws need convergence diagnostics.
 MCMC_METHODS: Final[tuple[str, ...]] = ("nutpie", "pymc", "numpyro")
-#: Variational methods: intervals approximate, labelled so in every output.
-APPROXIMATE_METHODS: Final[tuple[str, ...]] = ("advi", "pathfinder")
+#: Approximate methods (variational, or a normal at the mode): intervals approximate,
+#: labelled so in every output.
+APPROXIMATE_METHODS: Final[tuple[str, ...]] = ("advi", "pathfinder", "laplace")
+#: What kind of approximation each approximate method makes (for labels).
+APPROXIMATION_KIND: Final[dict[str, str]] = {
+    "advi": "variational",
+    "pathfinder": "variational",
+    "laplace": "Laplace, normal at the mode",
+}
 SAMPLER_DEFAULTS: Final[dict[str, Any]] = {
     "method": "nutpie",
     "draws": 1000,

@@ -38,7 +38,16 @@ from evalbayes.fingerprint import fit_fingerprint
 from evalbayes.inference import SamplerConfig, config_hash
 from evalbayes.intervals import credible_interval
 from evalbayes.io import OneTaskWarning
-from evalbayes.names import UNSET, IntervalKind, Unset, check_k, check_metric, check_seed, pick_seed
+from evalbayes.names import (
+    APPROXIMATION_KIND,
+    UNSET,
+    IntervalKind,
+    Unset,
+    check_k,
+    check_metric,
+    check_seed,
+    pick_seed,
+)
 from evalbayes.rendering import Rendered, frame_html, frame_text, jsonable
 
 __all__ = ["FIT_FORMAT", "FittedModel", "Posterior", "PosteriorPredictiveCheck"]
@@ -202,7 +211,9 @@ class Posterior(Rendered):
         """Short description: model, inference method, and APPROXIMATE where it applies."""
         method = self.sampler.method
         text = f"{self.model.name} ({method}, {self.sampler.chains}x{self.sampler.draws})"
-        return text + " [APPROXIMATE: variational]" if self.approximate else text
+        if not self.approximate:
+            return text
+        return text + f" [APPROXIMATE: {APPROXIMATION_KIND.get(method, 'variational')}]"
 
     def __repr__(self) -> str:
         return f"Posterior({self.label}, {self.data!r})"
@@ -414,7 +425,7 @@ class Posterior(Rendered):
         if self.approximate:
             if warn:
                 warnings.warn(
-                    f"{self.label}: variational fits have no MCMC convergence diagnostics; "
+                    f"{self.label}: approximate fits have no MCMC convergence diagnostics; "
                     "intervals are approximate",
                     UserWarning,
                     stacklevel=2,

@@ -42,7 +42,7 @@ def check_fit(posterior: Posterior, strict: bool, quiet_pass: bool = True) -> in
     import warnings
 
     if posterior.approximate:
-        warn(f"WARNING: {posterior.label}: variational fit, no MCMC diagnostics; "
+        warn(f"WARNING: {posterior.label}: approximate fit, no MCMC diagnostics; "
              "intervals are approximate")
         return 1 if strict else 0
     if not posterior.is_mcmc:

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _diagnostics_line(posterior) -> str:
     if posterior.approximate:
-        return "none (variational fit; intervals are approximate)"
+        return f"none ({posterior.label}: intervals are approximate)"
     if not posterior.is_mcmc:
         return "none needed (exact posterior draws)"
     return str(posterior.diagnostics(warn=False))

@@ -62,7 +62,7 @@ class ModelInputs:
     ----------
     values : dict of str to numpy.ndarray
         The ``pm.Data`` containers' values, by name (swapped into a cached compiled model).
-    shape_key : tuple of int
+    shape_key : tuple
         Everything besides the configuration that fixes the compiled graph's shapes
         (padded sizes, counts of systems and tasks, structural switches).
     extra : dict
@@ -70,7 +70,7 @@ class ModelInputs:
     """
 
     values: dict[str, np.ndarray]
-    shape_key: tuple[int, ...]
+    shape_key: tuple[Any, ...]
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -29,7 +29,8 @@ def get_axes(ax: Axes | None, figsize: tuple[float, float] = (6.4, 4.2)) -> Axes
 
 
 def title_suffix(estimand: Any, approximate: bool) -> str:
-    """``"estimand: tasks (these tasks)"`` plus an APPROXIMATE mark for variational fits."""
+    """``"estimand: tasks (these tasks)"`` plus an APPROXIMATE mark for approximate fits
+    (variational or Laplace)."""
     if estimand is None:
         text = "estimand not stated"
     else:
@@ -37,7 +38,7 @@ def title_suffix(estimand: Any, approximate: bool) -> str:
         if estimand in ESTIMAND_SHORT:
             text += f" ({ESTIMAND_SHORT[estimand]})"
     if approximate:
-        text += " · APPROXIMATE (variational)"
+        text += " · APPROXIMATE (not MCMC)"
     return text
 
 

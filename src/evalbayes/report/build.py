@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
-from evalbayes.names import UNSET, Unset, pick_seed
+from evalbayes.names import APPROXIMATION_KIND, UNSET, Unset, pick_seed
 from evalbayes.report.checks import checks_section
 from evalbayes.report.context import make_context
 from evalbayes.report.document import Document
@@ -72,7 +72,8 @@ def build_report(
         "Every number names its estimand: 'these tasks' or 'tasks like these'.",
     )
     if posterior.approximate:
-        header += ("APPROXIMATE: variational fit; posterior intervals are approximate.",)
+        kind = APPROXIMATION_KIND.get(posterior.sampler.method, "variational")
+        header += (f"APPROXIMATE: {kind} fit; posterior intervals are approximate.",)
     sections = (
         overview_section(ctx),
         systems_section(ctx),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalbayes.comparison import Comparison
+from evalbayes.names import APPROXIMATION_KIND
 from evalbayes.plots import plot_pass_at_k, plot_pass_hat_k, plot_system_forest
 from evalbayes.report._format import fmt, fmt_interval
 from evalbayes.report.context import ReportContext
@@ -110,7 +111,8 @@ def systems_section(ctx: ReportContext) -> Section:
     if len(ctx.systems) > MAX_CURVE_SYSTEMS:
         blocks.append(_system_forest_figure(ctx))
     if ctx.posterior.approximate:
-        blocks.insert(0, paragraph(Strong("APPROXIMATE: "), "variational fit; posterior "
+        kind = APPROXIMATION_KIND.get(ctx.posterior.sampler.method, "variational")
+        blocks.insert(0, paragraph(Strong("APPROXIMATE: "), f"{kind} fit; posterior "
                                    "intervals are approximate, often too narrow."))
     return Section("systems", "Systems: pass@1", tuple(blocks))
 

@@ -1,0 +1,74 @@
+"""The JAX path: method="numpyro" for both model families on CPU, the dense IRT under JAX, and
+benchmarks/gpu_irt.py at tiny sizes. Skipped cleanly where the optional JAX extra is absent."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalbayes.data import EvalData
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("numpyro") is None or importlib.util.find_spec("jax") is None,
+    reason="the optional JAX extra (jax, numpyro) is not installed",
+)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _data(seed: int = 0) -> EvalData:
+    rng = np.random.default_rng(seed)
+    n = rng.integers(1, 5, (4, 9))
+    n[0, 2] = 0
+    c = rng.binomial(n, np.linspace(0.1, 0.9, 9)[None, :])
+    return EvalData.from_arrays(n, c)
+
+
+@pytest.mark.parametrize("name", ["beta-binomial", "irt-2pl-dense"])
+def test_numpyro_method_fits_both_models(name):
+    from evalbayes.models import get_model
+    from evalbayes.models.irt import IRTModel
+
+    model = IRTModel(kind="2pl", layout="dense") if name == "irt-2pl-dense" else get_model(name)
+    post = model.fit(_data(), method="numpyro", draws=60, tune=60, chains=2, seed=1,
+                     check=False)
+    assert post.sampler.method == "numpyro" and post.is_mcmc and not post.approximate
+    var = "theta" if name.startswith("irt") else next(iter(post.posterior.data_vars))
+    assert post.posterior[var].sizes["chain"] == 2 and post.posterior[var].sizes["draw"] == 60
+    assert np.isfinite(post.posterior[var].values).all()
+
+
+def test_dense_jax_log_density_equals_pytensor():
+    """The JAX-compiled dense log density equals pytensor's (C backend) at random points."""
+    import jax
+    from pymc.model.transform.optimization import freeze_dims_and_data
+    from pymc.sampling.jax import get_jaxified_logp
+
+    from evalbayes.models.irt import IRTModel
+
+    model = IRTModel(kind="2pl", layout="dense")
+    pm_model = freeze_dims_and_data(model.build(model.inputs(_data())))
+    jax_logp = jax.jit(get_jaxified_logp(pm_model))
+    c_logp = pm_model.compile_logp()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        point = {k: v + rng.normal(0, 0.5, np.shape(v))
+                 for k, v in pm_model.initial_point().items()}
+        np.testing.assert_allclose(float(jax_logp(list(point.values()))), c_logp(point),
+                                   rtol=1e-6)
+
+
+def test_gpu_script_runs_at_tiny_size():
+    """benchmarks/gpu_irt.py on whatever device JAX has (CPU here), tiny sizes."""
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "gpu_irt.py"), "--systems", "5",
+           "--tasks", "12", "--draws", "30", "--tune", "30", "--chains", "2", "--evals", "3"]
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin",
+           "HOME": str(Path.home())}
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "device:" in out.stdout and "ms per gradient" in out.stdout
+    assert "NUTS 2 x (30 + 30)" in out.stdout
