@@ -60,8 +60,9 @@ so it suits sparse data. ``"dense"`` keeps ``n`` and ``c`` as ``system x task`` 
 exactly 0. ``"auto"`` (default) takes the dense graph when at least ``DENSE_MIN_SHARE`` of the
 cells are observed and the matrix has at least ``DENSE_MIN_CELLS`` cells; on SWE-bench
 Verified (123 x 500, complete) one nutpie (numba) gradient of the dense graph cost 0.29x the
-long graph's, and under JAX (``method="numpyro"``) 0.03x (benchmarks/leaderboard_irt.md). Both graphs give the same log density to rounding
-(tests/test_irt_dense.py), so the choice changes speed, never the posterior.
+long graph's, and under JAX (``method="numpyro"``) 0.03x (benchmarks/leaderboard_irt.md).
+Both graphs give the same log density to rounding (tests/test_irt_dense.py), so the choice
+changes speed, never the posterior.
 
 Derived quantities (NumPy, from the stored draws)
 -------------------------------------------------
