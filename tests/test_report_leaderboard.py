@@ -52,7 +52,7 @@ def test_figures_decode_and_forest_is_present(report, tmp_path):
 @pytest.mark.skipif(shutil.which("chromium") is None and shutil.which("chromium-browser")
                     is None, reason="headless Chromium is not installed")
 def test_leaderboard_report_in_browser(report, tmp_path):
-    from tests.test_report_browser import console_lines, probe, probe_copy, run_chromium
+    from test_report_browser import console_lines, probe, probe_copy, run_chromium
 
     path, _ = report
     page = probe_copy(path.read_text(encoding="utf-8"), tmp_path / "probe.html")
