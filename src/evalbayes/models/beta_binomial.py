@@ -232,8 +232,10 @@ class BetaBinomialModel(Model):
 
     @property
     def default_method(self) -> Method:
-        """``"exact"`` where the posterior is 2-D per system, else nutpie."""
-        return "exact" if self.has_exact_posterior else SAMPLER_DEFAULTS["method"]
+        """``"exact"`` where the posterior is drawn exactly (conjugate for ``pooling="none"``
+        and ``"complete"``, quadrature for the independent hierarchy), else nutpie."""
+        exact = self.pooling != "partial" or self.has_exact_posterior
+        return "exact" if exact else SAMPLER_DEFAULTS["method"]
 
     def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
         """Partial pooling: exact quadrature draws (``method="exact"``) or MCMC on the
