@@ -51,7 +51,7 @@ from evalbayes.names import (
 )
 from evalbayes.results import Posterior
 
-__all__ = ["Model", "ModelInputs", "binomial_log_choose", "task_chunks"]
+__all__ = ["Model", "ModelInputs", "binomial_log_choose", "require_observed", "task_chunks"]
 
 
 @dataclass(frozen=True)
@@ -368,6 +368,19 @@ class Model(ABC):
         n = np.broadcast_to(data.n.values, p.shape)
         c_rep = rng.binomial(n, np.clip(p.values, 0.0, 1.0))
         return xr.DataArray(c_rep, dims=p.dims, coords=p.coords, name="c")
+
+
+def require_observed(data: EvalData) -> None:
+    """Raise ``ValueError`` unless every system and every task has an observed cell (``n > 0``
+    somewhere): models with a parameter per system and per task need data for each."""
+    n = data.n.values
+    for axis, label, names in ((1, "system", data.systems), (0, "task", data.tasks)):
+        empty = np.flatnonzero(n.sum(axis=axis) == 0)
+        if len(empty):
+            raise ValueError(
+                f"{label} {names[empty[0]]!r} has no observed cell (n = 0 everywhere); "
+                "drop it with EvalData.subset before fitting"
+            )
 
 
 def binomial_log_choose(n: np.ndarray, c: np.ndarray) -> np.ndarray:

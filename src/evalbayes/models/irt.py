@@ -90,7 +90,7 @@ from scipy.special import log_expit
 from evalbayes.data import EvalData
 from evalbayes.inference import padded_size
 from evalbayes.items import IRTDraws, IRTPosterior
-from evalbayes.models.base import Model, ModelInputs, binomial_log_choose
+from evalbayes.models.base import Model, ModelInputs, binomial_log_choose, require_observed
 from evalbayes.models.irt_quadrature import NodeSet, beta_nodes, item_population_curve
 
 __all__ = [
@@ -267,13 +267,7 @@ class IRTModel(Model):
                 f"an IRT model needs at least 2 systems and 2 tasks, got {n.shape[0]} "
                 f"system(s) x {n.shape[1]} task(s)"
             )
-        for axis, label, names in ((1, "system", data.systems), (0, "task", data.tasks)):
-            empty = np.flatnonzero(n.sum(axis=axis) == 0)
-            if len(empty):
-                raise ValueError(
-                    f"{label} {names[empty[0]]!r} has no observed cell (n = 0 everywhere); "
-                    "drop it with EvalData.subset before fitting"
-                )
+        require_observed(data)
 
     def inputs(self, data: EvalData) -> ModelInputs:
         """Observed cells in long format padded to a cached size, or the dense matrices."""

@@ -64,7 +64,7 @@ from scipy.special import expit, gammaln
 
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, padded_size
-from evalbayes.models.base import Model, ModelInputs
+from evalbayes.models.base import Model, ModelInputs, require_observed, task_chunks
 from evalbayes.models.logit_normal import (
     NEWTON_CAP,
     QUADRATURE_NODES,
@@ -73,7 +73,6 @@ from evalbayes.models.logit_normal import (
     log_marginal,
     population_curve,
 )
-from evalbayes.names import CHUNK_NUMBERS
 
 __all__ = ["TaskEffectsInputs", "TaskEffectsModel", "uninformed_parameters"]
 
@@ -223,14 +222,7 @@ class TaskEffectsModel(Model):
     @staticmethod
     def check_data(data: EvalData) -> None:
         """Every system and every task observed at least once (``n > 0`` somewhere)."""
-        n = data.n.values
-        for axis, label, names in ((1, "system", data.systems), (0, "task", data.tasks)):
-            empty = np.flatnonzero(n.sum(axis=axis) == 0)
-            if len(empty):
-                raise ValueError(
-                    f"{label} {names[empty[0]]!r} has no observed cell (n = 0 everywhere); "
-                    "drop it with EvalData.subset before fitting"
-                )
+        require_observed(data)
 
     def uses_discrimination(self, n_system: int) -> bool:
         """Whether systems get their own slope ``a[s]`` (``discrimination="system"`` and at
@@ -548,9 +540,7 @@ class TaskEffectsModel(Model):
         chains, draws = params["pi0"].shape
         out = np.zeros((chains, draws, n_task))
         if self.broken:
-            step = max(1, CHUNK_NUMBERS // max(1, chains * draws * n.shape[0]))
-            for start in range(0, n_task, step):
-                sl = slice(start, min(n_task, start + step))
+            for sl in task_chunks(chains * draws, n.shape[0], n_task):
                 cell_ll = self._cell_ll(params, n, c, sl)
                 out[..., sl] = expit(self._broken_log_odds(params, cell_ll, all_zero[sl]))
         return xr.DataArray(
@@ -600,9 +590,7 @@ class TaskEffectsModel(Model):
         n_task = n.shape[1]
         chains, draws = params["pi0"].shape
         out = np.zeros((chains, draws, n_task))
-        step = max(1, CHUNK_NUMBERS // max(1, chains * draws * n.shape[0]))
-        for start in range(0, n_task, step):
-            sl = slice(start, min(n_task, start + step))
+        for sl in task_chunks(chains * draws, n.shape[0], n_task):
             solvable = self._cell_ll(params, n, c, sl).sum(axis=-2)
             if self.broken:
                 pi0 = params["pi0"][..., None]
@@ -631,9 +619,7 @@ class TaskEffectsModel(Model):
         observed = n > 0
         chains, draws = params["pi0"].shape
         cell = np.zeros((chains, draws, n.shape[0], n_task))
-        step = max(1, CHUNK_NUMBERS // max(1, chains * draws * n.shape[0]))
-        for start in range(0, n_task, step):
-            sl = slice(start, min(n_task, start + step))
+        for sl in task_chunks(chains * draws, n.shape[0], n_task):
             cell[..., sl] = self._cell_ll(params, n, c, sl)
         share = (task_ll - cell.sum(axis=-2)) / np.maximum(observed.sum(axis=0), 1)
         return (cell + share[..., None, :])[..., s_idx, t_idx]
