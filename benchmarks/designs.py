@@ -3,7 +3,7 @@
 Each Bayesian model beside its frequentist twin. Run from the repository root::
 
     PYTHONPATH=src nice -n 10 python benchmarks/designs.py terminal-bench > designs_tb.txt
-    PYTHONPATH=src nice -n 10 python benchmarks/designs.py judge-coverage --reps 100
+    PYTHONPATH=src nice -n 10 python benchmarks/designs.py judge-coverage --reps 400
     PYTHONPATH=src nice -n 10 python benchmarks/designs.py seeds
 
 Results are collected by hand into benchmarks/designs.md (numbers as printed here).
@@ -71,7 +71,7 @@ def terminal_bench(draws: int, tune: int, chains: int) -> None:
     print(anova.table.round(3).to_string())
 
 
-def judge_coverage(reps: int, gold_sizes: list[int], draws: int, seed: int) -> None:
+def judge_coverage(reps: int, gold_sizes: list[int], draws: int, seed: int, out: Path) -> None:
     """Coverage of the true pass rate ("these tasks") as the gold subset shrinks.
 
     One system, 300 tasks, one judged trial each; true p ~ logit-normal(-0.3, 1.5);
@@ -120,7 +120,7 @@ def judge_coverage(reps: int, gold_sizes: list[int], draws: int, seed: int) -> N
                 row.update(ppi_lo=pp.lower, ppi_hi=pp.upper)
             rows.append(row)
         frame = pd.DataFrame(rows)
-        frame.to_csv("/tmp/designs/judge_coverage.csv", index=False)
+        frame.to_csv(out, index=False)
     summarise_coverage(frame)
 
 
@@ -149,11 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--out", type=Path,
+                        default=Path(__file__).with_name("designs_judge_coverage.csv"))
     args = parser.parse_args(argv)
     if args.part == "terminal-bench":
         terminal_bench(args.draws, args.tune, args.chains)
     elif args.part == "judge-coverage":
-        judge_coverage(args.reps, args.gold, args.draws, args.seed)
+        judge_coverage(args.reps, args.gold, args.draws, args.seed, args.out)
     return 0
 
 

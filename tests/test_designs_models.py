@@ -303,3 +303,36 @@ def test_design_models_return_their_typed_posteriors():
     ):
         assert model.posterior_class is cls and issubclass(cls, Posterior)
         assert all(callable(getattr(cls, name)) for name in methods)
+
+
+def test_judge_graph_collapses_identical_cells_without_changing_the_likelihood():
+    # 40 one-trial tasks (12 of them gold) collapse to at most 6 distinct cells; the graph's
+    # likelihood must equal the sum over all 40 cells of the per-cell quadrature reference
+    rng = np.random.default_rng(3)
+    j = rng.integers(0, 2, 40)
+    counts = EvalData.from_arrays(np.ones((1, 40), int), j[None, :])
+    idx = np.arange(12)
+    gold = pd.DataFrame({"system": "system_0", "task": [f"task_{i}" for i in idx],
+                         "judge": j[idx], "human": rng.integers(0, 2, 12)})
+    data = judge_data(counts, gold)
+    model = JudgeModel()
+    inputs = model.inputs(data)
+    assert int((inputs.values["weight"] > 0).sum()) <= 6
+    assert inputs.values["weight"].sum() == 40
+    graph = model.build(inputs)
+    names = ["sensitivity", "specificity", "m", "sigma"]
+    point = graph.initial_point()
+    outs = graph.replace_rvs_by_values(
+        [graph[v] for v in names] + [graph["loglik"] + graph["gold_judge"]])
+    *found, potential = graph.compile_fn(outs, inputs=graph.value_vars,
+                                         on_unused_input="ignore")(point)
+    values = dict(zip(names, found, strict=True))
+    post = _posterior(model, data, {
+        "sensitivity": ((), np.full((1, 1), values["sensitivity"])),
+        "specificity": ((), np.full((1, 1), values["specificity"])),
+        "m": (("system",), np.asarray(values["m"]).reshape(1, 1, 1)),
+        "sigma": (("system",), np.asarray(values["sigma"]).reshape(1, 1, 1)),
+    })
+    # one trial per cell: every binomial constant is log 1 = 0
+    want = model.log_likelihood(post.posterior, post.data).values.sum()
+    assert float(potential) == pytest.approx(want, abs=1e-8)

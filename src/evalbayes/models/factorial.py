@@ -46,6 +46,8 @@ from scipy.special import expit, gammaln, log_expit, logsumexp
 from evalbayes.data import EvalData
 from evalbayes.inference import padded_size
 from evalbayes.models.base import Model, ModelInputs
+from evalbayes.models.irt_quadrature import normal_hermite_nodes
+from evalbayes.models.logit_normal import normal_rate_curve
 from evalbayes.results import Posterior
 
 __all__ = [
@@ -58,12 +60,6 @@ __all__ = [
 ]
 
 COMPONENTS: tuple[str, ...] = ("model", "harness", "interaction", "task", "cell")
-
-
-def _hermite(nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Probabilists' Gauss-Hermite rule for E[g(Z)], Z ~ N(0, 1): nodes and weights (sum 1)."""
-    x, w = np.polynomial.hermite_e.hermegauss(nodes)
-    return x, w / w.sum()
 
 
 # ---------------------------------------------------------------------------- data helpers
@@ -293,7 +289,7 @@ class FactorialModel(Model):
             eta = theta[cell_s] + b[cell_t]
             if self.cell_residual:
                 s_cell = pm.HalfNormal("sigma_cell", self.sigma_prior)
-                x, w = _hermite(int(self.quadrature_nodes))
+                x, w = normal_hermite_nodes(int(self.quadrature_nodes))
                 eta_q = eta[:, None] + s_cell * pt.as_tensor_variable(x)[None, :]
                 log_lik = (
                     cell_c[:, None] * (-pt.softplus(-eta_q))
@@ -340,7 +336,7 @@ class FactorialModel(Model):
         if not self.cell_residual:
             return expit(eta)
         rng = np.random.default_rng([int(seed), 7, int(tasks.start or 0)])
-        x, w = _hermite(2 * int(self.quadrature_nodes))
+        x, w = normal_hermite_nodes(2 * int(self.quadrature_nodes))
         sigma = self._sigma_cell(posterior)[:, :, None, None]
         n = data.n.values[:, tasks].astype(float)
         c = data.c.values[:, tasks].astype(float)
@@ -365,7 +361,7 @@ class FactorialModel(Model):
         post = posterior.transpose("chain", "draw", ...)
         theta = self.system_logit(posterior, data)
         tau = np.sqrt(post["sigma_task"].values ** 2 + self._sigma_cell(posterior) ** 2)
-        return _population(theta, tau[..., None], k, metric, 2 * int(self.quadrature_nodes))
+        return normal_rate_curve(theta, tau[..., None], k, metric)
 
     def cell_log_likelihood(
         self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
@@ -378,24 +374,10 @@ class FactorialModel(Model):
         log_choose = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
         if not self.cell_residual:
             return log_choose + c * log_expit(eta) + (n - c) * log_expit(-eta)
-        x, w = _hermite(int(self.quadrature_nodes))
+        x, w = normal_hermite_nodes(int(self.quadrature_nodes))
         eta_q = eta[..., None] + self._sigma_cell(posterior)[:, :, None, None] * x
         ll = np.log(w) + c[:, None] * log_expit(eta_q) + (n - c)[:, None] * log_expit(-eta_q)
         return log_choose + logsumexp(ll, axis=-1)
-
-
-def _population(
-    theta: np.ndarray, tau: np.ndarray, k: np.ndarray, metric: str, nodes: int
-) -> np.ndarray:
-    """``E[f(expit(theta + tau Z))]`` for every k; theta (..., units), tau broadcastable."""
-    x, w = _hermite(nodes)
-    eta = theta[..., None] + tau[..., None] * x  # (..., units, q)
-    log_base = log_expit(-eta) if metric == "pass@k" else log_expit(eta)
-    out = np.empty((*theta.shape, len(k)))
-    for j, kj in enumerate(np.asarray(k)):
-        f = -np.expm1(kj * log_base) if metric == "pass@k" else np.exp(kj * log_base)
-        out[..., j] = f @ w
-    return out
 
 
 # ---------------------------------------------------------------------------- outputs

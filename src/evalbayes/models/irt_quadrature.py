@@ -37,6 +37,7 @@ with ``f(p) = 1 - (1 - p)^k`` (pass@k) or ``p^k`` (pass^k). It is a product rule
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +72,10 @@ class NodeSet:
 
     nodes: NDArray[np.float64]
     weights: NDArray[np.float64]
+
+    def __iter__(self) -> Iterator[NDArray[np.float64]]:
+        """``x, w = rule``: nodes, then weights."""
+        return iter((self.nodes, self.weights))
 
 
 def normal_hermite_nodes(size: int = HERMITE_NODES) -> NodeSet:

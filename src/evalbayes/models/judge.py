@@ -41,7 +41,8 @@ from scipy.special import expit, gammaln, log_expit, logsumexp
 from evalbayes.data import EvalData
 from evalbayes.inference import padded_size
 from evalbayes.models.base import Model, ModelInputs
-from evalbayes.models.factorial import _hermite, _population
+from evalbayes.models.irt_quadrature import normal_hermite_nodes
+from evalbayes.models.logit_normal import normal_rate_curve
 from evalbayes.results import Posterior
 
 __all__ = ["GOLD_VARS", "JudgeModel", "judge_accuracy", "judge_data", "true_pass_rate"]
@@ -180,12 +181,21 @@ class JudgeModel(Model):
         return s_idx, t_idx, cells
 
     def inputs(self, data: EvalData) -> ModelInputs:
+        """Distinct cells only: cells with the same system and counts share one likelihood
+        term, weighted by how many there are (with one judged trial per task, a few hundred
+        cells collapse to at most six)."""
         s_idx, _, cells = self._cells(data)
-        size = padded_size(len(s_idx))
-        pad = size - len(s_idx)
-        values = {"cell_s": np.concatenate([s_idx, np.zeros(pad, np.int64)])}
-        for key, arr in cells.items():
-            values[key] = np.concatenate([arr, np.zeros(pad)]).astype(float)
+        keys = list(cells)
+        table = np.column_stack([s_idx, *(cells[key] for key in keys)])
+        unique, weight = np.unique(table, axis=0, return_counts=True)
+        size = padded_size(len(unique))
+        pad = size - len(unique)
+        values = {
+            "cell_s": np.concatenate([unique[:, 0], np.zeros(pad)]).astype(np.int64),
+            "weight": np.concatenate([weight, np.zeros(pad)]).astype(float),
+        }
+        for j, key in enumerate(keys, start=1):
+            values[key] = np.concatenate([unique[:, j], np.zeros(pad)]).astype(float)
         return ModelInputs(values, (data.shape[0], size))
 
     def build(self, inputs: ModelInputs) -> Any:
@@ -200,17 +210,17 @@ class JudgeModel(Model):
             q0 = pm.Beta("specificity", *self.spec_prior)
             m = pm.Normal("m", *self.m_prior, dims="system")
             sigma = pm.HalfNormal("sigma", self.sigma_prior, dims="system")
-            x, w = _hermite(int(self.quadrature_nodes))
+            x, w = normal_hermite_nodes(int(self.quadrature_nodes))
             eta = m[d["cell_s"]][:, None] + sigma[d["cell_s"]][:, None] * pt.as_tensor_variable(x)
             log_p, log_1mp = -pt.softplus(-eta), -pt.softplus(eta)
             pi = q1 * pt.exp(log_p) + (1 - q0) * pt.exp(log_1mp)  # P(judge pass)
             ll = (d["u_c"][:, None] * pt.log(pi) + (d["u_n"] - d["u_c"])[:, None] * pt.log1p(-pi)
                   + d["h_pass"][:, None] * log_p + d["h_fail"][:, None] * log_1mp
                   + pt.as_tensor_variable(np.log(w))[None, :])
-            pm.Potential("loglik", pt.logsumexp(ll, axis=1).sum())
-            pm.Potential("gold_judge", (d["gold_tp"] * pt.log(q1) + d["gold_fn"] * pt.log1p(-q1)
-                                        + d["gold_tn"] * pt.log(q0)
-                                        + d["gold_fp"] * pt.log1p(-q0)).sum())
+            pm.Potential("loglik", (d["weight"] * pt.logsumexp(ll, axis=1)).sum())
+            gold_judge = (d["gold_tp"] * pt.log(q1) + d["gold_fn"] * pt.log1p(-q1)
+                          + d["gold_tn"] * pt.log(q0) + d["gold_fp"] * pt.log1p(-q0))
+            pm.Potential("gold_judge", (d["weight"] * gold_judge).sum())
         return model
 
     def posterior_vars(self, data: EvalData) -> list[str]:
@@ -247,7 +257,7 @@ class JudgeModel(Model):
         """Draws of the TRUE success probability ``p[s, t]``, from each cell's conditional
         posterior on ``2 * quadrature_nodes`` nodes (deterministic given ``seed``)."""
         a = self._arrays(posterior)
-        x, w = _hermite(2 * int(self.quadrature_nodes))
+        x, w = normal_hermite_nodes(2 * int(self.quadrature_nodes))
         n_sys = data.shape[0]
         n_task = len(range(*tasks.indices(data.shape[1])))
         s_idx = np.repeat(np.arange(n_sys), n_task)
@@ -265,7 +275,7 @@ class JudgeModel(Model):
     ) -> np.ndarray:
         """True pass@k of a new task per system: ``E[f(expit(m + sigma Z))]``."""
         a = self._arrays(posterior)
-        return _population(a["m"], a["sigma"], k, metric, 2 * int(self.quadrature_nodes))
+        return normal_rate_curve(a["m"], a["sigma"], k, metric)
 
     def cell_log_likelihood(
         self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
@@ -273,7 +283,7 @@ class JudgeModel(Model):
         """Log-likelihood of each cell's judge counts and gold rows (task logit integrated
         out; gold judge terms included; binomial constants of the unlabelled trials)."""
         a = self._arrays(posterior)
-        x, w = _hermite(int(self.quadrature_nodes))
+        x, w = normal_hermite_nodes(int(self.quadrature_nodes))
         ll = logsumexp(np.log(w) + self._cell_node_loglik(a, data, x, s_idx, t_idx), axis=-1)
         gold = {k: v[s_idx, t_idx].astype(float) for k, v in _gold(data).items()}
         q1 = a["sensitivity"][..., None]

@@ -58,6 +58,7 @@ __all__ = [
     "cell_mode",
     "conditional_logit_draws",
     "log_marginal",
+    "normal_rate_curve",
     "population_curve",
     "sinh_grid",
     "task_log_likelihood",
@@ -242,6 +243,33 @@ def conditional_logit_draws(
     return x_star + scale * np.sinh(t)
 
 
+def normal_rate_curve(
+    center: ArrayLike,
+    spread: ArrayLike,
+    k: ArrayLike,
+    metric: str,
+    chunk: int = 65_536,
+) -> NDArray[np.float64]:
+    """``E[f(sigmoid(u))]`` for ``u ~ N(center, spread^2)``, every k, any leading shape.
+
+    ``center`` and ``spread`` broadcast against each other; ``k`` becomes the last axis of
+    the result. ``f(p) = 1 - (1 - p)^k`` (pass@k; Chen et al. 2021) or ``p^k`` (pass^k).
+    The split-off trapezoid rule of
+    :func:`evalbayes.models.irt_quadrature.logistic_normal_mean` (error < 1e-7 against
+    ``scipy.integrate.quad`` at every k, where a fixed Gauss-Hermite rule loses digits once
+    ``k`` is large and the spread wide). The one home of the logit-normal curve: the
+    task-effects model and the design models (factorial, training seeds, judge error) use it.
+    """
+    center, spread = np.broadcast_arrays(np.asarray(center, float), np.asarray(spread, float))
+    ks = np.atleast_1d(np.asarray(k, float))
+    flat_c, flat_s = center.reshape(-1), spread.reshape(-1)
+    out = np.empty((flat_c.size, len(ks)))
+    for start in range(0, flat_c.size, chunk):
+        sl = slice(start, start + chunk)
+        out[sl] = logistic_normal_mean(flat_c[sl], flat_s[sl], np.zeros(1), ks, metric)
+    return out.reshape(*center.shape, len(ks))
+
+
 def population_curve(
     center: NDArray[np.float64],
     spread: NDArray[np.float64],
@@ -277,8 +305,5 @@ def population_curve(
     """
     center = np.asarray(center, float)
     spread = np.broadcast_to(np.asarray(spread, float).reshape(center.shape[0], -1), center.shape)
-    out = np.empty((*center.shape, len(k)))
-    for start in range(0, center.shape[0], chunk):
-        sl = slice(start, start + chunk)
-        out[sl] = logistic_normal_mean(center[sl], spread[sl], np.zeros(1), k, metric)
+    out = normal_rate_curve(center, spread, k, metric, chunk=chunk * center.shape[1])
     return (1.0 - np.asarray(pi0, float))[:, None, None] * out

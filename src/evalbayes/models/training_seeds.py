@@ -39,7 +39,8 @@ from scipy.special import expit, gammaln, log_expit, logsumexp
 from evalbayes.data import EvalData
 from evalbayes.inference import padded_size
 from evalbayes.models.base import Model, ModelInputs
-from evalbayes.models.factorial import _hermite, _population
+from evalbayes.models.irt_quadrature import normal_hermite_nodes
+from evalbayes.models.logit_normal import normal_rate_curve
 from evalbayes.results import Posterior
 
 __all__ = ["SeedModel", "design_assurance", "noise_components", "recipe_difference"]
@@ -169,7 +170,7 @@ class SeedModel(Model):
                 eta = m[run_recipe][cell_s] + u[cell_s]
             if self.cell_residual:
                 s_cell = pm.HalfNormal("sigma_cell", self.sigma_prior)
-                x, w = _hermite(int(self.quadrature_nodes))
+                x, w = normal_hermite_nodes(int(self.quadrature_nodes))
                 eta_q = eta[:, None] + s_cell * pt.as_tensor_variable(x)[None, :]
                 ll = (cell_c[:, None] * (-pt.softplus(-eta_q))
                       + (cell_n - cell_c)[:, None] * (-pt.softplus(eta_q))
@@ -209,7 +210,7 @@ class SeedModel(Model):
         if not self.cell_residual:
             return expit(eta)
         rng = np.random.default_rng([int(seed), 11, int(tasks.start or 0)])
-        x, w = _hermite(2 * int(self.quadrature_nodes))
+        x, w = normal_hermite_nodes(2 * int(self.quadrature_nodes))
         sigma = a["sigma_cell"][:, :, None, None]
         n = data.n.values[:, tasks].astype(float)
         c = data.c.values[:, tasks].astype(float)
@@ -230,7 +231,7 @@ class SeedModel(Model):
         a = self._arrays(posterior, data)
         n_task = data.shape[1]
         tau = np.sqrt(a["sigma_task"] ** 2 * (1 + 1 / n_task) + a["sigma_cell"] ** 2)
-        return _population(a["run"], tau[..., None], k, metric, 2 * int(self.quadrature_nodes))
+        return normal_rate_curve(a["run"], tau[..., None], k, metric)
 
     def cell_log_likelihood(
         self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
@@ -243,7 +244,7 @@ class SeedModel(Model):
         log_choose = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
         if not self.cell_residual:
             return log_choose + c * log_expit(eta) + (n - c) * log_expit(-eta)
-        x, w = _hermite(int(self.quadrature_nodes))
+        x, w = normal_hermite_nodes(int(self.quadrature_nodes))
         eta_q = eta[..., None] + a["sigma_cell"][:, :, None, None] * x
         ll = np.log(w) + c[:, None] * log_expit(eta_q) + (n - c)[:, None] * log_expit(-eta_q)
         return log_choose + logsumexp(ll, axis=-1)
@@ -277,7 +278,7 @@ def recipe_rates(posterior: Any, *, nodes: int = 40) -> dict[str, np.ndarray]:
     s_cell = a["sigma_cell"].ravel()[:, None]
     s_task = a["sigma_task"].ravel()[:, None]
     b = a["b"].reshape(-1, n_task)
-    x, w = _hermite(nodes)
+    x, w = normal_hermite_nodes(nodes)
     tau_t = np.sqrt(s_run**2 + s_cell**2)  # (draws, 1)
     these = np.zeros(flat.shape)
     for t in range(n_task):
