@@ -231,17 +231,25 @@ class JudgeModel(Model):
         post = posterior.transpose("chain", "draw", ...)
         return {k: post[k].values for k in ("sensitivity", "specificity", "m", "sigma")}
 
-    def _cell_node_loglik(
-        self, a: dict[str, np.ndarray], data: EvalData, x: np.ndarray,
-        s_idx: np.ndarray, t_idx: np.ndarray,
-    ) -> np.ndarray:
-        """Log-likelihood of each cell's data at each node (chain, draw, cell, node)."""
+    def _cell_counts(
+        self, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
+    ) -> dict[str, np.ndarray]:
+        """Per requested cell: unlabelled trials and judge passes, gold human passes/fails."""
         gold = {k: v[s_idx, t_idx].astype(float) for k, v in _gold(data).items()}
         n = data.n.values[s_idx, t_idx].astype(float)
         c = data.c.values[s_idx, t_idx].astype(float)
-        g_total = sum(gold.values())
-        u_n, u_c = n - g_total, c - gold["gold_tp"] - gold["gold_fp"]
-        h_pass, h_fail = gold["gold_tp"] + gold["gold_fn"], gold["gold_fp"] + gold["gold_tn"]
+        u_n, u_c = n - sum(gold.values()), c - gold["gold_tp"] - gold["gold_fp"]
+        return {"s": s_idx.astype(float), "u_n": u_n, "u_c": u_c,
+                "h_pass": gold["gold_tp"] + gold["gold_fn"],
+                "h_fail": gold["gold_fp"] + gold["gold_tn"]}
+
+    def _node_loglik(
+        self, a: dict[str, np.ndarray], cells: dict[str, np.ndarray], x: np.ndarray
+    ) -> np.ndarray:
+        """Log-likelihood of each cell's data at each node (chain, draw, cell, node), without
+        the gold judge terms (they do not depend on the node)."""
+        s_idx = cells["s"].astype(np.int64)
+        u_n, u_c = cells["u_n"], cells["u_c"]
         eta = a["m"][..., s_idx, None] + a["sigma"][..., s_idx, None] * x
         log_p, log_1mp = log_expit(eta), log_expit(-eta)
         q1 = a["sensitivity"][..., None, None]
@@ -250,8 +258,19 @@ class JudgeModel(Model):
         with np.errstate(divide="ignore", invalid="ignore"):
             ll = (np.where(u_c[:, None] > 0, u_c[:, None] * np.log(pi), 0.0)
                   + np.where((u_n - u_c)[:, None] > 0, (u_n - u_c)[:, None] * np.log1p(-pi), 0.0)
-                  + h_pass[:, None] * log_p + h_fail[:, None] * log_1mp)
+                  + cells["h_pass"][:, None] * log_p + cells["h_fail"][:, None] * log_1mp)
         return ll
+
+    def _distinct_node_loglik(
+        self, a: dict[str, np.ndarray], data: EvalData, x: np.ndarray,
+        s_idx: np.ndarray, t_idx: np.ndarray,
+    ) -> np.ndarray:
+        """:meth:`_node_loglik` computed once per distinct cell and spread back to all."""
+        cells = self._cell_counts(data, s_idx, t_idx)
+        table = np.column_stack(list(cells.values()))
+        unique, inverse = np.unique(table, axis=0, return_inverse=True)
+        distinct = dict(zip(cells, unique.T, strict=True))
+        return self._node_loglik(a, distinct, x)[..., inverse.ravel(), :]
 
     def rates(self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice) -> np.ndarray:
         """Draws of the TRUE success probability ``p[s, t]``, from each cell's conditional
@@ -262,7 +281,7 @@ class JudgeModel(Model):
         n_task = len(range(*tasks.indices(data.shape[1])))
         s_idx = np.repeat(np.arange(n_sys), n_task)
         t_idx = np.tile(np.arange(data.shape[1])[tasks], n_sys)
-        lp = np.log(w) + self._cell_node_loglik(a, data, x, s_idx, t_idx)
+        lp = np.log(w) + self._distinct_node_loglik(a, data, x, s_idx, t_idx)
         lp -= logsumexp(lp, axis=-1, keepdims=True)
         cum = np.cumsum(np.exp(lp), axis=-1)
         rng = np.random.default_rng([int(seed), 13, int(tasks.start or 0)])
@@ -284,7 +303,7 @@ class JudgeModel(Model):
         out; gold judge terms included; binomial constants of the unlabelled trials)."""
         a = self._arrays(posterior)
         x, w = normal_hermite_nodes(int(self.quadrature_nodes))
-        ll = logsumexp(np.log(w) + self._cell_node_loglik(a, data, x, s_idx, t_idx), axis=-1)
+        ll = logsumexp(np.log(w) + self._distinct_node_loglik(a, data, x, s_idx, t_idx), axis=-1)
         gold = {k: v[s_idx, t_idx].astype(float) for k, v in _gold(data).items()}
         q1 = a["sensitivity"][..., None]
         q0 = a["specificity"][..., None]
