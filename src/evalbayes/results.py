@@ -34,6 +34,7 @@ import xarray as xr
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
 from evalbayes.diagnostics import ConvergenceWarning, Diagnostics, convergence_diagnostics
+from evalbayes.extrapolation import extrapolated
 from evalbayes.fingerprint import fit_fingerprint
 from evalbayes.inference import SamplerConfig, config_hash
 from evalbayes.intervals import credible_interval
@@ -284,6 +285,15 @@ class Posterior(Rendered):
             These tasks, or tasks like these (see the module docstring).
         per_task : bool
             Keep the task dim (``estimand="tasks"`` only).
+
+        Returns
+        -------
+        xarray.DataArray
+            With a boolean coordinate ``extrapolated`` (dims ``system, k``) where a system's
+            curve has units ``system``: True where ``k`` exceeds the most trials the system
+            ran on any task (:func:`evalbayes.extrapolation.extrapolated`). There the value
+            rests on the model's assumed shape of the rate distribution below ``1 / n``, not
+            on observed repeats; plots draw that stretch hatched and tables mark it.
         """
         metric = check_metric(metric)
         ks = check_k(k)
@@ -300,6 +310,9 @@ class Posterior(Rendered):
             self.posterior, self.data, ks, metric, estimand, per_task, seed=self.sampler.seed
         )
         out.name = metric
+        if "system" in out.dims:
+            flags = extrapolated(self.data, out["k"].values).sel(system=out["system"].values)
+            out = out.assign_coords(extrapolated=(("system", "k"), flags.values))
         out.attrs.update({"metric": metric, "estimand": estimand, "model": self.model.name})
         if self.approximate:
             out.attrs["approximate"] = 1
@@ -356,8 +369,10 @@ class Posterior(Rendered):
     ) -> pd.DataFrame:
         """Per-system table: posterior mean, sd and interval of each metric, k and estimand.
 
-        Columns: ``system, metric, k, estimand, mean, sd, lower, upper, ci_prob``, plus
-        ``approximate`` when the fit is variational.
+        Columns: ``system, metric, k, estimand, mean, sd, lower, upper, extrapolated,
+        ci_prob``, plus ``approximate`` when the fit is variational. ``extrapolated`` is True
+        where ``k`` exceeds the most trials the system ran on any task (the value rests on the
+        model's assumed rate distribution below ``1 / n``).
         """
         estimands = estimands or self.model.estimands()
         frames = []
@@ -375,8 +390,10 @@ class Posterior(Rendered):
                 ).to_dataframe().reset_index()
                 frame.insert(1, "metric", metric)
                 frame.insert(3, "estimand", estimand)
+                if "extrapolated" not in frame:
+                    frame["extrapolated"] = False
                 frames.append(frame[["system", "metric", "k", "estimand", "mean", "sd",
-                                     "lower", "upper"]])
+                                     "lower", "upper", "extrapolated"]])
         table = pd.concat(frames, ignore_index=True)
         table["k"] = table["k"].astype(float).round().astype(int) if np.all(
             table["k"] == np.round(table["k"])

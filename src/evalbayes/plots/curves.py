@@ -113,6 +113,22 @@ def _log2_axis(ax: Axes, ks: np.ndarray) -> None:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
 
 
+def _segments(sel: xr.DataArray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Masks over ``ks`` of the observed stretch (``k <= n``) and the extrapolated one.
+
+    From the ``extrapolated`` coordinate of :meth:`evalbayes.Posterior.curve` (no coordinate:
+    nothing is marked). The two stretches share the boundary point so that they join.
+    """
+    if "extrapolated" not in sel.coords:
+        return np.ones(len(ks), bool), np.zeros(len(ks), bool)
+    flags = np.asarray(sel.coords["extrapolated"].values, bool)
+    inside = ~flags
+    beyond = flags.copy()
+    if inside.any() and beyond.any():
+        beyond[np.flatnonzero(inside).max()] = True
+    return inside, beyond
+
+
 def _plot_curves(
     draws: xr.DataArray,
     metric: str,
@@ -152,13 +168,27 @@ def _plot_curves(
         chosen = [s for s in chosen if s in set(highlight)]
     colors = [f"C{i % 10}" for i in range(len(chosen))]
 
+    any_extrapolated = False
     for system, color in zip(chosen, colors, strict=True):
         sel = draws.sel(system=system)
+        inside, beyond = _segments(sel, ks)
+        any_extrapolated |= bool(beyond.any())
         for prob, alpha in zip(probs, alphas, strict=True):
             lower, upper = credible_interval(sel, prob, "eti")
-            ax.fill_between(ks, lower.values, upper.values, color=color, alpha=alpha, lw=0)
+            ax.fill_between(ks[inside], lower.values[inside], upper.values[inside], color=color,
+                            alpha=alpha, lw=0)
+            if beyond.any():
+                ax.fill_between(ks[beyond], lower.values[beyond], upper.values[beyond],
+                                facecolor=color, alpha=0.6 * alpha, hatch="///",
+                                edgecolor=color, lw=0)
         median = sel.median(("chain", "draw")).values
-        (line,) = ax.plot(ks, median, color=color, lw=2, label=plot_label(system))
+        (line,) = ax.plot(ks[inside], median[inside], color=color, lw=2,
+                          label=plot_label(system))
+        if beyond.any():
+            ax.plot(ks[beyond], median[beyond], color=color, lw=1.5, ls="--",
+                    label="_nolegend_")
+        if not inside.any():
+            line = Line2D([], [], color=color, lw=2, label=plot_label(system))
         handles.append(line)
         if points is not None and system in points["system"].values:
             row = points.sel(system=system)
@@ -183,6 +213,9 @@ def _plot_curves(
         Patch(color="0.5", alpha=alpha, label=f"{prob:.0%} interval")
         for prob, alpha in zip(probs, alphas, strict=True)
     )
+    if any_extrapolated:
+        handles.append(Patch(facecolor="none", edgecolor="0.35", hatch="///",
+                             label="k > trials run: extrapolated"))
 
     _log2_axis(ax, ks)
     ax.set_ylim(-0.02, 1.02)
@@ -216,8 +249,9 @@ def plot_pass_at_k(
     Parameters
     ----------
     draws : xarray.DataArray
-        Posterior draws, dims ``(chain, draw, system, k)`` (``Posterior.pass_at_k``). The
-        title names ``draws.attrs["estimand"]`` and says APPROXIMATE when
+        Posterior draws, dims ``(chain, draw, system, k)`` (``Posterior.pass_at_k``). Where
+        its boolean coordinate ``extrapolated`` (system, k) is True (k beyond the trials the
+        system ran), the band is hatched and the median dashed. The title names ``draws.attrs["estimand"]`` and says APPROXIMATE when
         ``draws.attrs["approximate"]`` is set.
     unbiased : xarray.DataArray, optional
         Unbiased estimates, dims ``(system, k)``, drawn as open points in each system's
