@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalbayes.comparison import Comparison
+from evalbayes.extrapolation import max_trials
 from evalbayes.names import APPROXIMATION_KIND
 from evalbayes.plots import plot_pass_at_k, plot_pass_hat_k, plot_system_forest
 from evalbayes.report._format import fmt, fmt_interval
@@ -27,6 +28,7 @@ MAX_CURVE_SYSTEMS = 8  # above this, the band plots show a grey field with the t
 HIGHLIGHT = 5
 TABLE_TOP = 15  # long tables: the top systems by posterior pass@1 plus the notable ones
 ESTIMAND_LABEL = {"tasks": "these tasks", "population": "tasks like these"}
+EXTRAPOLATED_MARK = "(extrapolated)"
 
 
 def _estimate_cells(ctx: ReportContext, metric: str, estimand: str, k: int) -> dict[str, str]:
@@ -175,11 +177,14 @@ def _k_table(ctx: ReportContext) -> Table:
         for estimand in ("tasks", "population")
         for k in ctx.ks
     }
+    limit = max_trials(ctx.posterior.data)
     rows = []
     shown = _shown_systems(ctx)
     for system in shown:
+        n_max = int(limit.sel(system=system))
         for k in ctx.ks:
-            row = [system, str(k)]
+            mark = f"{k} {EXTRAPOLATED_MARK}" if k > n_max else str(k)
+            row = [system, mark]
             for metric in ("pass@k", "pass^k"):
                 value = float(unbiased[metric].sel(system=system, k=float(k)))
                 row.append(fmt(value))
@@ -195,8 +200,9 @@ def _k_table(ctx: ReportContext) -> Table:
             "pass^k unbiased", f"pass^k these tasks [{pct}]", f"pass^k tasks like these [{pct}]",
         ],
         rows,
-        caption="pass@k and pass^k: unbiased estimates (k <= n) and posterior mean [interval]"
-        + _collapsed_note(ctx, shown),
+        caption="pass@k and pass^k: unbiased estimates (k <= n) and posterior mean [interval]; "
+        f"{EXTRAPOLATED_MARK} k beyond the most trials the system ran on any task "
+        "(extrapolation)" + _collapsed_note(ctx, shown),
         numeric=[False] + [True] * 7,
     )  # fmt: skip
 
@@ -225,8 +231,9 @@ def _curve_figure(ctx: ReportContext, metric: str) -> Figure:
         alt=f"{metric} against k per system, posterior median with 50% and 95% bands",
         caption=(
             f"{metric} ({what}): posterior median and 50 % / 95 % bands per system; open "
-            "points: unbiased estimates (these tasks only, k <= n). Left: these tasks; right: "
-            "tasks like these."
+            "points: unbiased estimates (these tasks only, k <= n); hatched band and dashed "
+            "median: k beyond the trials the system ran (extrapolation). Left: these tasks; "
+            "right: tasks like these."
         ),
     )
 
@@ -240,7 +247,14 @@ def curves_section(ctx: ReportContext) -> Section:
             "(Chen et al. 2021). pass^k is the chance that all k succeed: reliability (Yao et al. "
             "2024). "
             "The unbiased estimator of pass@k exists only for k <= n; the posterior extends "
-            "past n through the model of per-task rates.",
+            "past n through the model of per-task rates. ",
+            Strong("Beyond the trials run"),
+            " (k larger than the most trials a system ran on any task, marked "
+            f"{EXTRAPOLATED_MARK} and hatched) the curve is extrapolation: it rests on the "
+            "assumed shape of the rate distribution below 1/n (",
+            f"{ctx.posterior.label}), not on observed repeats. On real benchmarks such "
+            "intervals have covered the truth less often than stated: read them as "
+            "model-based projections.",
         ),
         _curve_figure(ctx, "pass@k"),
         _curve_figure(ctx, "pass^k"),
