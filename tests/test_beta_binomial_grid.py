@@ -162,3 +162,26 @@ def test_exact_matches_nuts_on_tinyagent():
         assert np.all(np.abs(m_n - m_e) < 4 * mc_err), (var, m_n, m_e, mc_err)
         s_n = nuts[var].std(("chain", "draw")).values
         assert np.all(np.abs(s_n / sd - 1) < 4 * np.sqrt(1 / (2 * ess) + 1 / 16000) + 0.01)
+
+
+def test_one_trial_per_task_warns_and_kappa_keeps_its_prior():
+    import warnings
+
+    from evalbayes.models import BetaBinomialModel
+
+    rng = np.random.default_rng(5)
+    n = np.ones((2, 60), int)
+    n[1, :] = 3  # the second system ran repeated trials: no warning for it
+    data = EvalData.from_arrays(n, rng.binomial(n, 0.4), systems=["once", "thrice"])
+    model = BetaBinomialModel()
+    with pytest.warns(UserWarning, match=r"\['once'\] ran at most one trial per task"):
+        post = model.fit(data, draws=4000, chains=2, seed=1)
+    # n = 1 leaves kappa's likelihood flat: its posterior is the prior log kappa ~ N(1, 1.5)
+    log_kappa = np.log(post.posterior["kappa"].sel(system="once").values.ravel())
+    mean, sd = model.log_kappa_prior
+    assert abs(log_kappa.mean() - mean) < 4 * sd / np.sqrt(len(log_kappa)) + 0.05
+    assert abs(log_kappa.std() - sd) < 0.08
+    repeated = EvalData.from_arrays(n[1:], rng.binomial(n[1:], 0.4), systems=["thrice"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        model.fit(repeated, draws=200, chains=2, seed=1)

@@ -46,6 +46,7 @@ Useful with many systems on few tasks.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -242,6 +243,18 @@ class BetaBinomialModel(Model):
         collapsed hierarchy; otherwise exact conjugate draws."""
         if self.pooling != "partial":
             return self._sample_conjugate(data, sampler)
+        one_trial = [str(s) for s, n_max in zip(data.systems, data.n.values.max(axis=1),
+                                                strict=True) if n_max <= 1]
+        if one_trial:
+            warnings.warn(
+                f"{self.name}: {one_trial} ran at most one trial per task, so the data cannot "
+                "inform their concentration kappa (with n = 1, BetaBinomial(c | 1, mu kappa, "
+                "(1 - mu) kappa) = Bernoulli(mu) for every kappa): its posterior is its "
+                "prior. pass@1 is unaffected; pass@k for k > 1, pass^k and the population "
+                "interval rest on the prior of kappa. Collect repeated trials to learn it.",
+                UserWarning,
+                stacklevel=4,
+            )
         if sampler.method != "exact":
             return super().sample(data, sampler)
         if not self.has_exact_posterior:
