@@ -19,6 +19,7 @@ import pytest
 
 from evalbayes import io
 from evalbayes.cli import main
+from evalbayes.decisions.plan_runs import plan_runs
 from evalbayes.models.factorial import FactorialPosterior
 from evalbayes.models.judge import GOLD_VARS, JudgePosterior, judge_data
 from evalbayes.models.training_seeds import SeedPosterior
@@ -136,6 +137,14 @@ def test_training_seeds_fit_then_report(files, tmp_path):
     assert _run(["fit", files["seeds"], "--recipe-pattern", r"(?P<recipe>[^-]+)-", *SHORT,
                  "-o", str(fit2)]) == 0  # fmt: skip
     assert list(load(fit2).data.system_coords["recipe"]) == ["A"] * 3 + ["B"] * 3
+    # plan from the fit: runs x tasks x trials per recipe, as the library computes it
+    out = tmp_path / "plan.csv"
+    assert _run(["plan", "--fit", str(fit), "--runs", "2", "3", "--tasks", "5", "--trials",
+                 "1", "2", "--sims", "20", "--format", "csv", "-o", str(out)]) == 0  # fmt: skip
+    ref = plan_runs(load(fit), "A", "B", runs=[2, 3], tasks=[5], trials=[1, 2], n_sims=20,
+                    seed=0).table  # fmt: skip
+    pd.testing.assert_frame_equal(pd.read_csv(out), ref, check_dtype=False)
+    assert _run(["plan", "--fit", str(fit), "--width", "0.1"]) == 2
 
 
 @pytest.mark.slow
@@ -234,6 +243,8 @@ def test_design_flags_must_agree_with_the_model(files, capsys, tmp_path):
     err = _error(capsys, ["fit", files["seeds"], "--recipes", files["recipes"],
                           "--recipe-pattern", "(?P<recipe>.)"])  # fmt: skip
     assert "not both" in err
+    err = _error(capsys, ["plan", "--population", "0.3", "0.4", "0.1", "0.1", "--runs", "2"])
+    assert "--runs: only with a training-seeds --fit" in err
     fake = tmp_path / "fit.nc"
     fake.write_bytes(b"")
     err = _error(capsys, ["report", str(fake), "--gold", files["gold"]])
