@@ -12,6 +12,7 @@ import ast
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,50 +30,18 @@ SHORT = ["--draws", "100", "--tune", "100", "--chains", "2", "--quiet"]
 PATTERN = r"^(?P<harness>[^_]+)__(?P<model>.+)$"
 
 
-def _write(frame: pd.DataFrame, path) -> str:
-    frame.to_csv(path, index=False)
-    return str(path)
+EXAMPLES = Path(__file__).resolve().parent / "data" / "designs"
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    """Counts of the three designs and their side tables, as CSV files."""
-    root = tmp_path_factory.mktemp("designs")
-    rng = np.random.default_rng(0)
-    factorial = pd.DataFrame(
-        [{"system": f"{h}__{m}", "task": f"t{t}", "n": 4, "c": int(rng.binomial(4, 0.5))}
-         for m in ("ma", "mb", "mc") for h in ("hx", "hy") for t in range(8)]
-    )  # fmt: skip
-    factors = pd.DataFrame(
-        [{"system": f"{h}__{m}", "model": m, "harness": h}
-         for m in ("ma", "mb", "mc") for h in ("hx", "hy")]
-    )  # fmt: skip
-    seeds = pd.DataFrame(
-        [{"system": f"{r}-seed{s}", "task": f"t{t}", "n": 3,
-          "c": int(rng.binomial(3, 0.4 if r == "A" else 0.6))}
-         for r in "AB" for s in range(3) for t in range(6)]
-    )  # fmt: skip
-    recipes = pd.DataFrame({"system": [f"{r}-seed{s}" for r in "AB" for s in range(3)],
-                            "recipe": [r for r in "AB" for _ in range(3)]})
-    counts, gold = [], []
-    for system in ("sa", "sb"):
-        for t in range(15):
-            human = rng.random(2) < 0.5
-            judge = np.where(human, rng.random(2) < 0.85, rng.random(2) > 0.9)
-            counts.append({"system": system, "task": f"t{t}", "n": 2, "c": int(judge.sum())})
-            if t < 8:
-                gold.append({"system": system, "task": f"t{t}", "judge": int(judge[0]),
-                             "human": int(human[0])})
-    return {
-        "root": root,
-        "factorial": _write(factorial, root / "factorial.csv"),
-        "factors": _write(factors, root / "factors.csv"),
-        "seeds": _write(seeds, root / "seeds.csv"),
-        "recipes": _write(recipes, root / "recipes.csv"),
-        "judge": _write(pd.DataFrame(counts), root / "judge.csv"),
-        "gold": _write(pd.DataFrame(gold), root / "gold.csv"),
-        "gold_frame": pd.DataFrame(gold),
-    }
+def files():
+    """The synthetic design examples of docs/cli.md (tests/data/designs/make_examples.py)."""
+    names = {"factorial": "factorial_counts.csv", "factors": "factors.csv",
+             "seeds": "seeds_counts.csv", "recipes": "recipes.csv",
+             "judge": "judge_counts.csv", "gold": "judge_gold.csv"}
+    found = {key: str(EXAMPLES / name) for key, name in names.items()}
+    found["gold_frame"] = pd.read_csv(EXAMPLES / "judge_gold.csv")
+    return found
 
 
 def _run(argv: list[str]) -> int:
@@ -178,13 +147,13 @@ def _error(capsys, argv: list[str]) -> str:
 
 def test_bad_gold_rows_name_the_file_and_line(files, capsys, tmp_path):
     bad = tmp_path / "bad_gold.csv"
-    bad.write_text("system,task,judge,human\nsa,t0,1,1\nzz,t1,0,0\n")
+    bad.write_text("system,task,judge,human\njudged_a,task00,1,1\nzz,task01,0,0\n")
     err = _error(capsys, ["fit", files["judge"], "--gold", str(bad)])
     assert "bad_gold.csv: line 3 (gold row 1)" in err and "'zz'" in err
-    bad.write_text("system,task,judge,human\nsa,t0,1,1\nsa,t1,2,0\n")
+    bad.write_text("system,task,judge,human\njudged_a,task00,1,1\njudged_a,task01,2,0\n")
     err = _error(capsys, ["fit", files["judge"], "--gold", str(bad)])
     assert "line 3" in err and "must be 0/1" in err
-    bad.write_text("system,task,verdict\nsa,t0,1\n")
+    bad.write_text("system,task,verdict\njudged_a,task00,1\n")
     err = _error(capsys, ["fit", files["judge"], "--gold", str(bad)])
     assert "bad_gold.csv" in err and "'judge'" in err and "'human'" in err
     err = _error(capsys, ["fit", files["judge"], "--gold", str(tmp_path / "none.csv")])
@@ -222,8 +191,8 @@ def test_bad_patterns_and_missing_design_inputs(files, capsys):
     err = _error(capsys, ["fit", files["factorial"], "--factors-pattern", "(?P<model>.+)"])
     assert "(?P<harness>...)" in err
     err = _error(capsys, ["fit", files["factorial"], "--factors-pattern",
-                          r"^(?P<harness>hx)__(?P<model>.+)$"])  # fmt: skip
-    assert "'hy__ma'" in err and "does not match" in err
+                          r"^(?P<harness>agentx)__(?P<model>.+)$"])  # fmt: skip
+    assert "'plain__alpha'" in err and "does not match" in err
     err = _error(capsys, ["fit", files["seeds"], "--recipe-pattern", r"(?P<recipe>A)-"])
     assert "'B-seed0'" in err
     err = _error(capsys, ["fit", files["factorial"], "--model", "factorial"])
