@@ -2,7 +2,7 @@
 
     python tests/data/designs/make_examples.py
 
-factorial_counts.csv   3 models x 2 harnesses (systems "<harness>__<model>"), 12 tasks x 4 trials
+factorial_counts.csv   3 models x 2 harnesses (systems "<harness>__<model>"), 24 tasks x 4 trials
 factors.csv            system, model, harness of those systems
 seeds_counts.csv       recipes A and B, 3 training runs each ("<recipe>-seed<i>"), 10 tasks x 4
 recipes.csv            system, recipe of those runs
@@ -27,12 +27,12 @@ def main() -> None:
     models, harnesses = ("alpha", "beta", "gamma"), ("agentx", "plain")
     eff_m = dict(zip(models, rng.normal(0, 0.6, 3), strict=True))
     eff_h = dict(zip(harnesses, (0.4, -0.4), strict=True))
-    task = rng.normal(0, 1.2, 12)
+    task = rng.normal(0, 1.2, 24)
     rows = []
     for m in models:
         for h in harnesses:
             inter = rng.normal(0, 0.4)
-            for t in range(12):
+            for t in range(24):
                 p = expit(eff_m[m] + eff_h[h] + inter + task[t])
                 rows.append({"system": f"{h}__{m}", "task": f"task{t:02d}", "n": 4,
                              "c": int(rng.binomial(4, p))})
