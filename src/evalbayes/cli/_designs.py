@@ -81,8 +81,8 @@ def design_model(args: argparse.Namespace, model_name: str | None) -> str | None
     """The model the design flags imply (``model_name`` when given and consistent)."""
     found = given_flags(args)
     if len(found) > 1:
-        flags = "; ".join(f"{', '.join(v)} ({k})" for k, v in found.items())
-        raise CLIError(f"design flags of different models: {flags}; give one design")
+        listed = "; ".join(f"{', '.join(v)} ({k})" for k, v in found.items())
+        raise CLIError(f"design flags of different models: {listed}; give one design")
     if not found:
         return model_name
     (implied, flags), = found.items()
@@ -188,7 +188,7 @@ def _factors(args: argparse.Namespace, data: EvalData, model: Any) -> EvalData:
         except ValueError as err:
             raise CLIError(f"--factors-pattern: {err}") from None
         coords = parsed.system_coords
-        return add_factors(data, coords["model"], coords["harness"], names=names)
+        return add_factors(data, list(coords["model"]), list(coords["harness"]), names=names)
     missing = [c for c in names if c not in data.system_coords]
     if missing:
         raise CLIError(
