@@ -17,6 +17,7 @@ from evalbayes.cli._common import (
     read_data,
     warn,
 )
+from evalbayes.cli._designs import add_design_args, apply_designs, design_model
 from evalbayes.cli._output import check_fit, check_output_path
 from evalbayes.names import MCMC_METHODS, SAMPLER_DEFAULTS
 
@@ -30,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_args(parser)
     parser.add_argument("--format", default=None, help=argparse.SUPPRESS)  # deprecated input
     parser.add_argument("--model", default=None,
-                        help="beta-binomial (default), irt-1pl, irt-2pl, irt-3pl")
+                        help="beta-binomial (default), irt-1pl, irt-2pl, irt-3pl, task-effects, "
+                        "factorial, training-seeds, judge-error (see the design flags)")
     parser.add_argument("--spec", default=None, help="model spec TOML (see models/*.toml)")
     parser.add_argument("-o", "--output", default=None,
                         help=f"fit file (default {DEFAULT_FIT_DIR}/<data>-<model>.nc)")
@@ -38,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when R-hat, ESS or divergences fail the usual bars")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_design_args(parser)
 
 
 def read_spec(path: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -100,9 +103,12 @@ def run(args: argparse.Namespace) -> int:
         output_format(args)
     check_output_path(args.output)
     settings, sampler = read_spec(args.spec)
+    implied = design_model(args, args.model or settings.get("model"))
+    if args.model is None and "model" not in settings:
+        args.model = implied
     model = make_model(args, settings)
     options = sampler_options(args, sampler, model)
-    data = read_data(args)
+    data = apply_designs(args, read_data(args), model)
     path = Path(args.output) if args.output else default_fit_path(args, model.name)
     warn(f"fitting {model.name} to {data!r} with {options['method']} "
          f"({options['chains']} chains x {options['draws']} draws)")

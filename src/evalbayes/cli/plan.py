@@ -1,6 +1,8 @@
 """``evalbayes plan``: how many tasks x trials reach a target (assurance beside power).
 
-Exit 0 on success; bad input raises ValueError (exit 2 in ``main``).
+With a training-seeds ``--fit`` it plans runs x tasks x trials per recipe instead
+(:func:`evalbayes.decisions.plan_runs.plan_runs`). Exit 0 on success; bad input raises
+ValueError (exit 2 in ``main``).
 """
 
 from __future__ import annotations
@@ -30,13 +32,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--correlation", type=float, default=0.0,
                         help="copula correlation of A and B on a task (with --population)")
     parser.add_argument("--fit", help="saved Beta-Binomial fit of the pilot: its posterior "
-                                      "draws are the design prior")
-    parser.add_argument("--tasks", nargs="+", type=int, default=[5, 10, 20, 50, 100])
-    parser.add_argument("--trials", nargs="+", type=int, default=[1, 4, 16])
-    parser.add_argument("--estimand", nargs="+", choices=ESTIMANDS, default=list(ESTIMANDS))
+                                      "draws are the design prior; a training-seeds fit plans "
+                                      "runs x tasks x trials per recipe (--runs)")
+    parser.add_argument("--tasks", nargs="+", type=int, default=None,
+                        help="tasks of each design (default 5 10 20 50 100; with a "
+                        "training-seeds fit 10 20 50)")
+    parser.add_argument("--trials", nargs="+", type=int, default=None,
+                        help="trials per task (default 1 4 16; with a training-seeds fit 1 4)")
+    parser.add_argument("--runs", nargs="+", type=int, default=None,
+                        help="training-seeds fit: training runs per recipe (default 2 4 8); "
+                        "--baseline / --candidate name recipes (default: the fit's two)")
+    parser.add_argument("--alpha", type=float, default=None,
+                        help="training-seeds fit: two-sided level of the run-level Welch "
+                        "interval (default 0.05)")
+    parser.add_argument("--estimand", nargs="+", choices=ESTIMANDS, default=None,
+                        help="which posteriors to simulate (default both)")
     parser.add_argument("--unpaired", action="store_true",
                         help="each system on its own tasks (default: paired)")
-    parser.add_argument("--decisive-prob", type=float, default=0.95, metavar="PROB",
+    parser.add_argument("--decisive-prob", type=float, default=None, metavar="PROB",
                         help="decisive: P(B > A) > PROB (default 0.95)")
     parser.add_argument("--width", type=float,
                         help="decisive instead: the PROB interval is narrower than WIDTH")
@@ -47,18 +60,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format_arg(parser, reads_data=True)
 
 
+SEED_ONLY = ("runs", "alpha")
+NOT_FOR_SEEDS = ("data", "estimand", "decisive_prob", "width", "unpaired")
+
+
+def _flag(dest: str) -> str:
+    return "DATA" if dest == "data" else "--" + dest.replace("_", "-")
+
+
+def _given(value: Any) -> bool:
+    """An option the user gave (not its None / False / empty default)."""
+    return value is not None and value is not False and not (isinstance(value, list) and not value)
+
+
 def run(args: argparse.Namespace) -> int:
     from evalbayes.decisions.plan import Population, plan
 
     output = output_format(args)
+    fit = load_fit(args.fit) if args.fit and args.population is None else None
+    if fit is not None and fit.model.name == "training-seeds":
+        return _plan_runs(args, fit, output)
+    given = [_flag(d) for d in SEED_ONLY if _given(getattr(args, d))]
+    if given:
+        raise ValueError(f"{', '.join(given)}: only with a training-seeds --fit")
+    args.tasks = args.tasks or [5, 10, 20, 50, 100]
+    args.trials = args.trials or [1, 4, 16]
+    args.estimand = args.estimand or list(ESTIMANDS)
+    args.decisive_prob = 0.95 if args.decisive_prob is None else args.decisive_prob
 
     if args.population is not None:
         if args.data or args.fit:
             raise ValueError("give either --population or pilot data / --fit, not both")
         mean_a, mean_b, icc_a, icc_b = args.population
         source: Any = Population(mean_a, mean_b, icc_a, icc_b, correlation=args.correlation)
-    elif args.fit:
-        source = load_fit(args.fit)
+    elif fit is not None:
+        source = fit
     elif args.data:
         source = read_data(args)
     else:
@@ -82,6 +118,36 @@ def run(args: argparse.Namespace) -> int:
         "table": result.table.to_dict(orient="records"),
     }
     _write(output, args.output, result.summary(args.assurance), result.table, record)
+    return 0
+
+
+def _plan_runs(args: argparse.Namespace, fit: Any, output: str) -> int:
+    """Runs x tasks x trials per recipe from a training-seeds fit."""
+    from evalbayes.decisions.plan_runs import plan_runs
+
+    given = [_flag(d) for d in NOT_FOR_SEEDS if _given(getattr(args, d))]
+    if given:
+        raise ValueError(f"{', '.join(given)}: not with a training-seeds fit (its plan takes "
+                         "--runs, --tasks, --trials, --alpha, --baseline, --candidate)")
+    result = plan_runs(
+        fit, args.baseline, args.candidate, runs=args.runs or [2, 4, 8],
+        tasks=args.tasks or [10, 20, 50], trials=args.trials or [1, 4], n_sims=args.sims,
+        alpha=0.05 if args.alpha is None else args.alpha, seed=args.seed,
+    )  # fmt: skip
+    table = result.table
+    record = {
+        "baseline": result.baseline,
+        "candidate": result.candidate,
+        "alpha": result.alpha,
+        "n_sims": result.n_sims,
+        "runs_needed": [
+            {"tasks": int(t), "trials": int(n),
+             "runs": result.runs_needed(int(t), int(n), args.assurance)}
+            for (t, n), _ in table.groupby(["tasks", "trials"], sort=True)
+        ],
+        "table": table.to_dict(orient="records"),
+    }
+    _write(output, args.output, result.summary(args.assurance), table, record)
     return 0
 
 

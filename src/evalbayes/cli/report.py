@@ -15,6 +15,7 @@ from evalbayes.cli._common import (
     reader_options,
     warn,
 )
+from evalbayes.cli._designs import add_design_args, apply_designs, design_model, given_flags
 from evalbayes.cli._output import check_fit, check_output_path, load_fit
 
 
@@ -29,6 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_seed_arg(parser, 0)
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when the fit failed its convergence diagnostics")
+    parser.add_argument("--model", default=None,
+                        help="the model the report fits to DATA (default beta-binomial; a "
+                        "design flag implies its model)")
+    add_design_args(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,16 +44,26 @@ def run(args: argparse.Namespace) -> int:
     if args.format is not None:  # the old meaning: an input format (deprecated)
         output_format(args)
     check_output_path(args.output)
-    fit, code = None, 0
+    fit, model, code = None, None, 0
     if len(args.source) == 1 and args.source[0].endswith(".nc"):
         if args.where or reader_options(args) or args.input_format:
             raise CLIError("--where, --input-format and reader options apply to DATA, not a fit")
+        if args.model or given_flags(args):
+            raise CLIError("--model and the design flags apply to DATA; a fit has its model "
+                           "and its data")
         fit = load_fit(args.source[0])
         code = check_fit(fit, args.strict)
         data = fit.data
     else:
+        name = design_model(args, args.model)
+        if name is not None:
+            from evalbayes.models import get_model
+
+            model = get_model(name)
         data = read_data(args, name="source")
+        if model is not None:
+            data = apply_designs(args, data, model)
     path = write_report(data, fit=fit, output=args.output, markdown=args.md, meta=args.meta,
-                        draws=args.draws, seed=args.seed)
+                        draws=args.draws, seed=args.seed, model=model)
     warn(f"wrote {path}")
     return code

@@ -4,6 +4,8 @@ Each module holds one decision and its frequentist counterpart's name:
 
 * :mod:`~evalbayes.decisions.plan` — tasks x trials for a target: power / MDE beside Bayesian
   assurance;
+* :mod:`~evalbayes.decisions.plan_runs` — training runs x tasks x trials per recipe for a
+  recipe comparison, assurance from a training-seeds fit;
 * :mod:`~evalbayes.decisions.gate` — posterior ship / hold gate beside the seed-001 gate;
 * :mod:`~evalbayes.decisions.sequential` — stop / continue after each batch, with operating
   characteristics;

@@ -45,7 +45,15 @@ from evalbayes.models.irt_quadrature import normal_hermite_nodes
 from evalbayes.models.logit_normal import normal_rate_curve
 from evalbayes.results import Posterior
 
-__all__ = ["GOLD_VARS", "JudgeModel", "judge_accuracy", "judge_data", "true_pass_rate"]
+__all__ = [
+    "GOLD_VARS",
+    "JudgeModel",
+    "gold_accuracy",
+    "judge_accuracy",
+    "judge_crosscheck",
+    "judge_data",
+    "true_pass_rate",
+]
 
 GOLD_VARS: tuple[str, ...] = ("gold_tp", "gold_fn", "gold_fp", "gold_tn")
 
@@ -353,3 +361,88 @@ def true_pass_rate(posterior: Any, *, ci_prob: float = 0.95) -> pd.DataFrame:
         },
         index=pd.Index(data.systems, name="system"),
     )
+
+
+# ---------------------------------------------------------------------------- frequentist twins
+#: PPI++ builds one 0/1 array of the unlabelled verdicts per system; above this many trials
+#: the cross-check is left out (NaN) rather than allocating gigabytes.
+PPI_MAX_TRIALS = 20_000_000
+
+
+def gold_accuracy(data: EvalData) -> dict[str, float]:
+    """The judge's sensitivity and specificity counted on the gold trials (all systems).
+
+    ``sensitivity = TP / (TP + FN)`` (judge passes among human passes), ``specificity =
+    TN / (TN + FP)``, NaN when the gold subset has no human pass (fail); ``n_pos`` and
+    ``n_neg`` are the human passes and fails they were counted on. Pooled over systems, as
+    the model assumes one judge for all systems.
+    """
+    gold = {k: int(v.sum()) for k, v in _gold(data).items()}
+    n_pos = gold["gold_tp"] + gold["gold_fn"]
+    n_neg = gold["gold_tn"] + gold["gold_fp"]
+    return {
+        "sensitivity": gold["gold_tp"] / n_pos if n_pos else float("nan"),
+        "specificity": gold["gold_tn"] / n_neg if n_neg else float("nan"),
+        "n_pos": float(n_pos),
+        "n_neg": float(n_neg),
+    }
+
+
+def judge_crosscheck(data: EvalData, *, ci_prob: float = 0.95) -> pd.DataFrame:
+    """Frequentist twins of :func:`true_pass_rate`, per system, from the gold counts.
+
+    Rogan-Gladen (Rogan and Gladen 1978): ``(p_hat + q0 - 1) / (q0 + q1 - 1)`` with ``p_hat``
+    the system's judge pass rate ``c / n`` and ``q1, q0`` from :func:`gold_accuracy`
+    (:func:`evalbayes.frequentist.rogan_gladen`, delta-method interval with ``n``, ``n_pos``,
+    ``n_neg``); NaN when the gold subset lacks passes or fails or ``q0 + q1 <= 1``.
+
+    PPI++ (Angelopoulos, Duchi and Zrnic 2023): the mean of the human label from the
+    system's gold trials (labels ``y`` and the judge's verdicts ``f`` on them) and the
+    judge's verdicts on its other trials (:func:`evalbayes.frequentist.ppi_mean` with the
+    tuned ``lambda``); NaN with fewer than 2 gold or 2 other trials.
+
+    Both estimate the mean over trials; with the same ``n`` in every task that is the task
+    average the model's :func:`true_pass_rate` reports.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``system``; columns ``n``, ``judge_rate``, ``n_gold``, ``gold_rate`` (human
+        passes / gold trials), ``rg``, ``rg_lower``, ``rg_upper``, ``ppi``, ``ppi_lower``,
+        ``ppi_upper``, ``ppi_lambda``.
+    """
+    from evalbayes.frequentist.judge import rogan_gladen
+    from evalbayes.frequentist.ppi import ppi_mean
+
+    gold = {k: v.sum(axis=1).astype(np.int64) for k, v in _gold(data).items()}
+    acc = gold_accuracy(data)
+    n = data.n.values.sum(axis=1).astype(np.int64)
+    c = data.c.values.sum(axis=1).astype(np.int64)
+    rows = []
+    for s, name in enumerate(data.systems):
+        tp, fn, fp, tn = (int(gold[k][s]) for k in ("gold_tp", "gold_fn", "gold_fp", "gold_tn"))
+        n_gold = tp + fn + fp + tn
+        row: dict[str, Any] = {
+            "system": name, "n": int(n[s]), "judge_rate": c[s] / n[s] if n[s] else np.nan,
+            "n_gold": n_gold, "gold_rate": (tp + fn) / n_gold if n_gold else np.nan,
+            "rg": np.nan, "rg_lower": np.nan, "rg_upper": np.nan,
+            "ppi": np.nan, "ppi_lower": np.nan, "ppi_upper": np.nan, "ppi_lambda": np.nan,
+        }  # fmt: skip
+        if n[s] and acc["n_pos"] and acc["n_neg"]:
+            try:
+                rg = rogan_gladen(c[s] / n[s], acc["specificity"], acc["sensitivity"],
+                                  n=int(n[s]), n_pos=int(acc["n_pos"]), n_neg=int(acc["n_neg"]),
+                                  ci_prob=ci_prob)  # fmt: skip
+                row.update(rg=rg.estimate, rg_lower=rg.lower, rg_upper=rg.upper)
+            except ValueError:  # q0 + q1 <= 1: no better than chance, no correction
+                pass
+        u_n, u_c = int(n[s]) - n_gold, int(c[s]) - tp - fp
+        if n_gold >= 2 and 2 <= u_n <= PPI_MAX_TRIALS:
+            y = np.repeat([1.0, 1.0, 0.0, 0.0], [tp, fn, fp, tn])
+            f_gold = np.repeat([1.0, 0.0, 1.0, 0.0], [tp, fn, fp, tn])
+            f_rest = np.repeat([1.0, 0.0], [u_c, u_n - u_c])
+            ppi = ppi_mean(y, f_gold, f_rest, ci_prob=ci_prob)
+            row.update(ppi=ppi.estimate, ppi_lower=ppi.lower, ppi_upper=ppi.upper,
+                       ppi_lambda=ppi.lam)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("system")

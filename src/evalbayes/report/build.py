@@ -11,6 +11,7 @@ from evalbayes.data import EvalData
 from evalbayes.names import APPROXIMATION_KIND, UNSET, Unset, pick_seed
 from evalbayes.report.checks import checks_section
 from evalbayes.report.context import make_context
+from evalbayes.report.designs import design_sections
 from evalbayes.report.document import Document
 from evalbayes.report.guide import guide_section, reproduce_section
 from evalbayes.report.html import render_html
@@ -23,6 +24,7 @@ from evalbayes.report.protocol import protocol_section
 from evalbayes.report.systems import curves_section, systems_section
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalbayes.models.base import Model
     from evalbayes.results import Posterior
 
 __all__ = ["build_report", "markdown_path", "write_report"]
@@ -80,6 +82,7 @@ def build_report(
         curves_section(ctx),
         pairs_section(ctx),
         items_section(ctx),
+        *design_sections(ctx),
         checks_section(ctx),
         protocol_section(meta),
         guide_section(ctx),
@@ -107,6 +110,7 @@ def write_report(
     seed: int = 0,
     *,
     random_seed: int | Unset = UNSET,
+    model: Model | None = None,
 ) -> Path:
     """Write the report of ``data`` (and its fit) and return the path written.
 
@@ -116,7 +120,8 @@ def write_report(
         The counts.
     fit : Posterior, optional
         A fit of ``data`` (e.g. ``evalbayes.load("fit.nc")``); an IRT fit adds the item
-        section. When None, the default :class:`~evalbayes.BetaBinomialModel` is fitted with
+        section, a factorial, training-seeds or judge-error fit its design section. When
+        None, ``model`` (default :class:`~evalbayes.BetaBinomialModel`) is fitted with
         ``draws`` draws per chain and ``seed``.
     output : str or Path
         The HTML file. With ``markdown=True`` the Markdown file (``.html`` is replaced by
@@ -132,6 +137,8 @@ def write_report(
         Seed of the fit (when fitting here), bootstraps, tests and predictive replicates.
     random_seed : int, optional
         PyMC's name for ``seed`` (give either).
+    model : Model, optional
+        The model fitted here when ``fit`` is None (e.g. ``get_model("factorial")``).
 
     Returns
     -------
@@ -144,13 +151,17 @@ def write_report(
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
         raise ValueError(f"draws must be a positive int, got {draws!r}")
     protocol = None if meta is None else read_meta(meta)
+    if fit is not None and model is not None:
+        raise ValueError("give a fit or a model to fit, not both")
     fitted_here = fit is None
     if fit is None:
-        from evalbayes.models import BetaBinomialModel
+        if model is None:
+            from evalbayes.models import BetaBinomialModel
 
+            model = BetaBinomialModel()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence is reported in the document
-            fit = BetaBinomialModel().fit(data, draws=draws, seed=seed, check=False)
+            fit = model.fit(data, draws=draws, seed=seed, check=False)
     document = build_report(data, fit, protocol, seed=seed, fitted_here=fitted_here)
     if not markdown:
         path = Path(output)

@@ -1,0 +1,249 @@
+"""Design inputs of ``fit`` and ``report``: what the factorial, training-seeds and judge-error
+models need beside the counts.
+
+* ``--factors FILE`` (a table ``system,model,harness``) or ``--factors-pattern REGEX`` (named
+  groups ``model`` and ``harness`` matched against each system name,
+  :func:`evalbayes.models.factorial.factors_from_system_names`) -> the system coordinates of
+  the factorial model;
+* ``--recipes FILE`` (``system,recipe``) or ``--recipe-pattern REGEX`` (named group
+  ``recipe``) -> the recipe coordinate of the training-seeds model;
+* ``--gold FILE`` (``system,task,judge,human``, one row per hand-labelled trial) -> the gold
+  counts of the judge-error model (:func:`evalbayes.models.judge.judge_data`).
+
+Tables are read by :func:`evalbayes.io.read_table` (CSV/TSV, ``.gz``, Parquet, JSON Lines).
+A design flag implies its model when ``--model`` is not given; with another model it is an
+error. Every input error is a :class:`~evalbayes.cli._common.CLIError` naming the file and
+line (exit 2). Nothing here imports PyMC.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import TYPE_CHECKING, Any
+
+from evalbayes.cli._common import CLIError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from evalbayes.data import EvalData
+    from evalbayes.models.base import Model
+
+__all__ = ["DESIGN_FLAGS", "add_design_args", "apply_designs", "design_model", "given_flags"]
+
+#: model name -> the flags (argparse dests) that feed it
+DESIGN_FLAGS: dict[str, tuple[str, ...]] = {
+    "factorial": ("factors", "factors_pattern"),
+    "training-seeds": ("recipes", "recipe_pattern"),
+    "judge-error": ("gold",),
+}
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def add_design_args(parser: argparse.ArgumentParser) -> None:
+    """The design flags, in a group of their own."""
+    group = parser.add_argument_group(
+        "designs (each flag implies its model when --model is not given)"
+    )
+    group.add_argument("--factors", metavar="FILE",
+                       help="factorial: table with columns system, model, harness (each "
+                       "system's model and harness)")
+    group.add_argument("--factors-pattern", metavar="REGEX",
+                       help="factorial: regular expression with named groups (?P<model>...) and "
+                       "(?P<harness>...) matched against each system name, e.g. "
+                       "'^\\d{8}_(?P<harness>[^_]+)_(?P<model>.+)$'")
+    group.add_argument("--recipes", metavar="FILE",
+                       help="training-seeds: table with columns system, recipe (each run's "
+                       "training recipe)")
+    group.add_argument("--recipe-pattern", metavar="REGEX",
+                       help="training-seeds: regular expression with the named group "
+                       "(?P<recipe>...) matched against each system (run) name")
+    group.add_argument("--gold", metavar="FILE",
+                       help="judge-error: table with columns system, task, judge, human (0/1), "
+                       "one row per hand-labelled trial (the counts are judge verdicts)")
+
+
+def given_flags(args: argparse.Namespace) -> dict[str, list[str]]:
+    """Model name -> the design flags given for it."""
+    found: dict[str, list[str]] = {}
+    for name, dests in DESIGN_FLAGS.items():
+        given = [_flag(d) for d in dests if getattr(args, d, None) is not None]
+        if given:
+            found[name] = given
+    return found
+
+
+def design_model(args: argparse.Namespace, model_name: str | None) -> str | None:
+    """The model the design flags imply (``model_name`` when given and consistent)."""
+    found = given_flags(args)
+    if len(found) > 1:
+        listed = "; ".join(f"{', '.join(v)} ({k})" for k, v in found.items())
+        raise CLIError(f"design flags of different models: {listed}; give one design")
+    if not found:
+        return model_name
+    (implied, flags), = found.items()
+    if model_name is not None and model_name != implied:
+        verb = "is" if len(flags) == 1 else "are"
+        raise CLIError(f"{', '.join(flags)} {verb} for --model {implied}, not --model {model_name}")
+    for dests in (("factors", "factors_pattern"), ("recipes", "recipe_pattern")):
+        if all(getattr(args, d, None) is not None for d in dests):
+            raise CLIError(f"give {_flag(dests[0])} or {_flag(dests[1])}, not both")
+    return implied
+
+
+def apply_designs(args: argparse.Namespace, data: EvalData, model: Model) -> EvalData:
+    """``data`` with the design inputs the flags give (coordinates or gold counts).
+
+    Also checks, before any fitting, that a design model has what it needs, so that the
+    message names the flag to use.
+    """
+    name = model.name
+    if name == "factorial":
+        data = _factors(args, data, model)
+    elif name == "training-seeds":
+        data = _recipes(args, data, model)
+    elif name == "judge-error":
+        data = _gold(args, data)
+    return data
+
+
+# ---------------------------------------------------------------------------- tables
+def _read(path: str, columns: tuple[str, ...], labels: tuple[str, ...]) -> pd.DataFrame:
+    """The table at ``path`` with ``columns``; ``labels`` are read as text as written."""
+    from evalbayes.io import read_table
+
+    frame = read_table(path, labels=labels)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise CLIError(f"{path}: no column {', '.join(map(repr, missing))}; expected columns "
+                       f"{', '.join(columns)}, found {list(map(str, frame.columns))}")
+    return frame
+
+
+def _line(path: str, pos: int) -> str:
+    from evalbayes.io.tables import line_of
+
+    return line_of(path, pos)
+
+
+def _labels(path: str, frame: pd.DataFrame, data: EvalData, columns: tuple[str, ...]
+            ) -> dict[str, list[str]]:
+    """Per column, one label per system of ``data`` (in data order) from a mapping table.
+
+    Rows for systems absent from the data are ignored (the data may be a selection); a data
+    system without a row, an empty label, or a system mapped twice to different labels is an
+    error naming the file and line.
+    """
+    import pandas as pd
+
+    seen: dict[str, tuple[tuple[str, ...], int]] = {}
+    for pos, row in enumerate(frame[["system", *columns]].itertuples(index=False)):
+        system, *values = row
+        for column, value in zip(columns, values, strict=True):
+            if pd.isna(value) or str(value).strip() == "":
+                raise CLIError(f"{path} ({_line(path, pos)}): empty {column} for system "
+                               f"{system!r}")
+        key, labels = str(system), tuple(str(v) for v in values)
+        if key in seen and seen[key][0] != labels:
+            raise CLIError(f"{path} ({_line(path, pos)}): system {key!r} is mapped twice, to "
+                           f"{seen[key][0]} and {labels} ({_line(path, seen[key][1])})")
+        seen.setdefault(key, (labels, pos))
+    absent = [s for s in data.systems if s not in seen]
+    if absent:
+        raise CLIError(f"{path}: no row for system(s) {absent[:5]}"
+                       f"{' ...' if len(absent) > 5 else ''} of the data")
+    return {column: [seen[s][0][j] for s in data.systems] for j, column in enumerate(columns)}
+
+
+def _compile(pattern: str, flag: str, groups: tuple[str, ...]) -> re.Pattern[str]:
+    try:
+        regex = re.compile(pattern)
+    except re.error as err:
+        raise CLIError(f"{flag} {pattern!r}: not a regular expression ({err})") from None
+    missing = [g for g in groups if g not in regex.groupindex]
+    if missing:
+        need = " and ".join(f"(?P<{g}>...)" for g in groups)
+        raise CLIError(f"{flag} {pattern!r} needs the named group(s) {need}")
+    return regex
+
+
+# ---------------------------------------------------------------------------- the designs
+def _factors(args: argparse.Namespace, data: EvalData, model: Any) -> EvalData:
+    from evalbayes.models.factorial import add_factors, factors_from_system_names
+
+    names = (model.model_coord, model.harness_coord)
+    if args.factors is not None:
+        columns = ("system", "model", "harness")
+        table = _read(args.factors, columns, columns)
+        labels = _labels(args.factors, table, data, ("model", "harness"))
+        return add_factors(data, labels["model"], labels["harness"], names=names)
+    if args.factors_pattern is not None:
+        _compile(args.factors_pattern, "--factors-pattern", ("model", "harness"))
+        try:
+            parsed = factors_from_system_names(data, args.factors_pattern)
+        except ValueError as err:
+            raise CLIError(f"--factors-pattern: {err}") from None
+        coords = parsed.system_coords
+        return add_factors(data, list(coords["model"]), list(coords["harness"]), names=names)
+    missing = [c for c in names if c not in data.system_coords]
+    if missing:
+        raise CLIError(
+            f"--model factorial needs each system's model and harness: the data have no "
+            f"system coordinate {', '.join(map(repr, missing))}; give --factors FILE "
+            "(system,model,harness), --factors-pattern REGEX, or columns model and harness "
+            "in the counts table"
+        )
+    return data
+
+
+def _recipes(args: argparse.Namespace, data: EvalData, model: Any) -> EvalData:
+    import numpy as np
+
+    from evalbayes.data import EvalData
+
+    coord = model.recipe_coord
+    if args.recipes is not None:
+        table = _read(args.recipes, ("system", "recipe"), ("system", "recipe"))
+        labels = _labels(args.recipes, table, data, ("recipe",))["recipe"]
+    elif args.recipe_pattern is not None:
+        regex = _compile(args.recipe_pattern, "--recipe-pattern", ("recipe",))
+        labels = []
+        for system in data.systems:
+            match = regex.match(system)
+            if match is None or not match.group("recipe"):
+                raise CLIError(f"--recipe-pattern {args.recipe_pattern!r}: system {system!r} "
+                               "does not match (or names no recipe)")
+            labels.append(match.group("recipe"))
+    else:
+        if coord not in data.system_coords:
+            raise CLIError(
+                f"--model training-seeds needs each run's recipe: the data have no system "
+                f"coordinate {coord!r}; give --recipes FILE (system,recipe), --recipe-pattern "
+                "REGEX, or a column recipe in the counts table"
+            )
+        return data
+    ds = data.dataset.assign_coords({coord: ("system", np.asarray(labels, dtype=object))})
+    return EvalData(ds)
+
+
+def _gold(args: argparse.Namespace, data: EvalData) -> EvalData:
+    from evalbayes.models.judge import GOLD_VARS, judge_data
+
+    if args.gold is None:
+        if all(name in data.dataset for name in GOLD_VARS):
+            return data
+        raise CLIError("--model judge-error needs the human labels of a gold subset: give "
+                       "--gold FILE (columns system, task, judge, human; one row per trial)")
+    gold = _read(args.gold, ("system", "task", "judge", "human"), ("system", "task"))
+    try:
+        return judge_data(data, gold)
+    except ValueError as err:
+        message = str(err)
+        match = re.match(r"gold row (\d+): (.*)", message, re.S)
+        if match:
+            message = f"{_line(args.gold, int(match[1]))} (gold row {match[1]}): {match[2]}"
+        raise CLIError(f"{args.gold}: {message}") from None
