@@ -251,8 +251,9 @@ def plot_pass_at_k(
     draws : xarray.DataArray
         Posterior draws, dims ``(chain, draw, system, k)`` (``Posterior.pass_at_k``). Where
         its boolean coordinate ``extrapolated`` (system, k) is True (k beyond the trials the
-        system ran), the band is hatched and the median dashed. The title names ``draws.attrs["estimand"]`` and says APPROXIMATE when
-        ``draws.attrs["approximate"]`` is set.
+        system ran), the band is hatched and the median dashed. The title names
+        ``draws.attrs["estimand"]`` and says APPROXIMATE when ``draws.attrs["approximate"]``
+        is set.
     unbiased : xarray.DataArray, optional
         Unbiased estimates, dims ``(system, k)``, drawn as open points in each system's
         colour. Pass only k <= n (the estimator does not exist beyond); NaN are skipped.
