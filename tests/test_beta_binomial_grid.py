@@ -174,8 +174,12 @@ def test_one_trial_per_task_warns_and_kappa_keeps_its_prior():
     n[1, :] = 3  # the second system ran repeated trials: no warning for it
     data = EvalData.from_arrays(n, rng.binomial(n, 0.4), systems=["once", "thrice"])
     model = BetaBinomialModel()
-    with pytest.warns(UserWarning, match=r"\['once'\] ran at most one trial per task"):
+    with pytest.warns(UserWarning, match=r"\['once'\] ran at most one trial per task") as got:
         post = model.fit(data, draws=4000, chains=2, seed=1)
+    # the warning points at the line that called fit, not inside evalbayes or above the caller
+    ours = [w for w in got if "one trial per task" in str(w.message)]
+    assert [w.filename for w in ours] == [__file__]
+    assert "its posterior is its prior" in str(ours[0].message)
     # n = 1 leaves kappa's likelihood flat: its posterior is the prior log kappa ~ N(1, 1.5)
     log_kappa = np.log(post.posterior["kappa"].sel(system="once").values.ravel())
     mean, sd = model.log_kappa_prior

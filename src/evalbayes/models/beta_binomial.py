@@ -246,14 +246,18 @@ class BetaBinomialModel(Model):
         one_trial = [str(s) for s, n_max in zip(data.systems, data.n.values.max(axis=1),
                                                 strict=True) if n_max <= 1]
         if one_trial:
+            # shared hyperprior: kappa[s] still borrows from the systems with repeated trials
+            source = ("its prior" if self.hyperprior == "independent" else
+                      "what the shared hyperprior learns from the other systems' repeated "
+                      "trials (its prior when none has any)")
             warnings.warn(
-                f"{self.name}: {one_trial} ran at most one trial per task, so the data cannot "
-                "inform their concentration kappa (with n = 1, BetaBinomial(c | 1, mu kappa, "
-                "(1 - mu) kappa) = Bernoulli(mu) for every kappa): its posterior is its "
-                "prior. pass@1 is unaffected; pass@k for k > 1, pass^k and the population "
-                "interval rest on the prior of kappa. Collect repeated trials to learn it.",
+                f"{self.name}: {one_trial} ran at most one trial per task, so their own data "
+                "cannot inform their concentration kappa (with n = 1, BetaBinomial(c | 1, "
+                "mu kappa, (1 - mu) kappa) = Bernoulli(mu) for every kappa): its posterior is "
+                f"{source}. pass@1 is unaffected; pass@k for k > 1, pass^k and the population "
+                "interval rest on that. Collect repeated trials to learn it.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=3,  # sample <- Model.fit <- the caller of fit
             )
         if sampler.method != "exact":
             return super().sample(data, sampler)
