@@ -33,6 +33,15 @@ def check_int(value: Any, name: str, low: int = 1) -> int:
     return int(value)
 
 
+def check_grid(values: Any, name: str, low: int = 1) -> list[int]:
+    """A design grid: one integer or a non-empty sequence of integers ``>= low``, returned
+    sorted without repeats (:func:`check_int` on each)."""
+    items = [values] if np.ndim(values) == 0 else list(values)
+    if not items:
+        raise ValueError(f"{name} must not be empty")
+    return sorted({check_int(v, name, low) for v in items})
+
+
 def difference_draws(
     source: Posterior | Comparison,
     candidate: str,

@@ -60,13 +60,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from evalbayes.decisions._common import check_int, check_nonneg, check_prob
+from evalbayes.decisions._common import check_grid, check_int, check_nonneg, check_prob
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.data import EvalData
@@ -448,13 +448,6 @@ class PlanResult:
         return "\n".join(lines)
 
 
-def _grid(values: Any, name: str, low: int) -> list[int]:
-    items = [values] if np.ndim(values) == 0 else list(values)
-    if not items:
-        raise ValueError(f"{name} must not be empty")
-    return sorted({check_int(v, name, low) for v in items})
-
-
 def plan(
     source: EvalData | Posterior | Population,
     baseline: str | None = None,
@@ -512,8 +505,8 @@ def plan(
             population = Population.from_data(source, baseline, candidate)
     else:
         raise TypeError(f"source must be EvalData, Posterior or Population, got {type(source)}")
-    task_grid = _grid(tasks, "tasks", 2)
-    trial_grid = _grid(trials, "trials", 1)
+    task_grid = check_grid(tasks, "tasks", 2)
+    trial_grid = check_grid(trials, "trials", 1)
     estimands = list(estimands)
     for est in estimands:
         if est not in ESTIMANDS:

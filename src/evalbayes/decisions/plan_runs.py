@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalbayes.decisions._common import check_int, check_prob
+from evalbayes.decisions._common import check_grid, check_int, check_prob
 
 __all__ = ["RunPlanResult", "plan_runs"]
 
@@ -90,13 +90,6 @@ class RunPlanResult:
         return "\n".join(lines)
 
 
-def _grid(values: Any, name: str, low: int) -> list[int]:
-    items = [values] if np.ndim(values) == 0 else list(values)
-    if not items:
-        raise ValueError(f"{name} must not be empty")
-    return sorted({check_int(v, name, low) for v in items})
-
-
 def plan_runs(
     posterior: Any,
     baseline: str | None = None,
@@ -153,9 +146,9 @@ def plan_runs(
             raise ValueError(f"unknown recipe {label!r}; the fit has {recipes}")
     if baseline == candidate:
         raise ValueError(f"baseline and candidate are the same recipe {baseline!r}")
-    grid_runs = _grid(runs, "runs", 2)
-    grid_tasks = _grid(tasks, "tasks", 1)
-    grid_trials = _grid(trials, "trials", 1)
+    grid_runs = check_grid(runs, "runs", 2)
+    grid_tasks = check_grid(tasks, "tasks", 1)
+    grid_trials = check_grid(trials, "trials", 1)
     n_sims = check_int(n_sims, "n_sims", 10)
     alpha = check_prob(alpha, "alpha")
     seed = check_int(seed, "seed", 0)
