@@ -306,32 +306,39 @@ def test_design_models_return_their_typed_posteriors():
 
 
 def test_judge_graph_collapses_identical_cells_without_changing_the_likelihood():
-    # 40 one-trial tasks (12 of them gold) collapse to at most 6 distinct cells; the graph's
-    # likelihood must equal the sum over all 40 cells of the per-cell quadrature reference
+    # two systems x 40 one-trial tasks (12 gold each) collapse to at most 2 x 6 distinct cells;
+    # the graph's likelihood must equal the sum over all 80 cells of the per-cell quadrature
+    # reference, at a point where the systems differ (at the initial point they are equal, so
+    # a collapse that lost the system index would pass there)
     rng = np.random.default_rng(3)
-    j = rng.integers(0, 2, 40)
-    counts = EvalData.from_arrays(np.ones((1, 40), int), j[None, :])
+    j = rng.integers(0, 2, (2, 40))
+    counts = EvalData.from_arrays(np.ones((2, 40), int), j)
     idx = np.arange(12)
-    gold = pd.DataFrame({"system": "system_0", "task": [f"task_{i}" for i in idx],
-                         "judge": j[idx], "human": rng.integers(0, 2, 12)})
+    gold = pd.DataFrame({"system": np.repeat(["system_0", "system_1"], 12),
+                         "task": [f"task_{i}" for i in idx] * 2,
+                         "judge": np.r_[j[0, idx], j[1, idx]],
+                         "human": rng.integers(0, 2, 24)})
     data = judge_data(counts, gold)
     model = JudgeModel()
     inputs = model.inputs(data)
-    assert int((inputs.values["weight"] > 0).sum()) <= 6
-    assert inputs.values["weight"].sum() == 40
+    assert int((inputs.values["weight"] > 0).sum()) <= 12
+    assert inputs.values["weight"].sum() == 80
     graph = model.build(inputs)
     names = ["sensitivity", "specificity", "m", "sigma"]
     point = graph.initial_point()
+    point["m"] = np.array([0.9, -1.3])
+    point["sigma_log__"] = np.log([0.4, 1.7])
     outs = graph.replace_rvs_by_values(
         [graph[v] for v in names] + [graph["loglik"] + graph["gold_judge"]])
     *found, potential = graph.compile_fn(outs, inputs=graph.value_vars,
                                          on_unused_input="ignore")(point)
     values = dict(zip(names, found, strict=True))
+    np.testing.assert_allclose(values["sigma"], [0.4, 1.7])
     post = _posterior(model, data, {
         "sensitivity": ((), np.full((1, 1), values["sensitivity"])),
         "specificity": ((), np.full((1, 1), values["specificity"])),
-        "m": (("system",), np.asarray(values["m"]).reshape(1, 1, 1)),
-        "sigma": (("system",), np.asarray(values["sigma"]).reshape(1, 1, 1)),
+        "m": (("system",), np.asarray(values["m"]).reshape(1, 1, 2)),
+        "sigma": (("system",), np.asarray(values["sigma"]).reshape(1, 1, 2)),
     })
     # one trial per cell: every binomial constant is log 1 = 0
     want = model.log_likelihood(post.posterior, post.data).values.sum()
