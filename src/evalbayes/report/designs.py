@@ -83,7 +83,7 @@ def _components_table(components: pd.DataFrame, ci: str) -> Table:
     )
 
 
-def _flips_table(flips: pd.DataFrame) -> tuple[Table, str]:
+def _flips_table(flips: pd.DataFrame) -> Table:
     shown = flips.sort_values("p_flip", ascending=False, kind="stable").head(FLIP_ROWS)
     rows = [
         [str(r["model_a"]), str(r["model_b"]), str(r["harness_a"]), str(r["harness_b"]),
@@ -92,7 +92,7 @@ def _flips_table(flips: pd.DataFrame) -> tuple[Table, str]:
     ]  # fmt: skip
     how = (f"all {len(flips)} comparisons" if len(flips) <= FLIP_ROWS
            else f"the {FLIP_ROWS} most likely flips of {len(flips)} comparisons")
-    table = Table.build(
+    return Table.build(
         "rank-flips",
         ["model A", "model B", "harness 1", "harness 2", "A - B under 1", "A - B under 2",
          "P(flip)"],
@@ -101,7 +101,6 @@ def _flips_table(flips: pd.DataFrame) -> tuple[Table, str]:
         "most likely first; differences are posterior means on the logit scale)",
         numeric=[False, False, False, False, True, True, True],
     )
-    return table, how
 
 
 def _factorial_blocks(ctx: ReportContext, posterior: FactorialPosterior) -> list[Block]:
@@ -123,7 +122,6 @@ def _factorial_blocks(ctx: ReportContext, posterior: FactorialPosterior) -> list
         _components_table(components, ci),
     ]
     if len(flips):
-        table, _ = _flips_table(flips)
         blocks += [
             Callout(
                 "warning" if p_any >= 0.5 else "note",
@@ -131,7 +129,7 @@ def _factorial_blocks(ctx: ReportContext, posterior: FactorialPosterior) -> list
                 ("The probability that at least one pair of models swaps places between at "
                  "least two harnesses (population logits of each (model, harness), new tasks).",),
             ),
-            table,
+            _flips_table(flips),
         ]
     else:
         blocks.append(paragraph(
