@@ -343,3 +343,12 @@ def test_judge_graph_collapses_identical_cells_without_changing_the_likelihood()
     # one trial per cell: every binomial constant is log 1 = 0
     want = model.log_likelihood(post.posterior, post.data).values.sum()
     assert float(potential) == pytest.approx(want, abs=1e-8)
+
+
+@pytest.mark.parametrize("model_class", [FactorialModel, SeedModel, JudgeModel])
+def test_design_models_refuse_a_bad_quadrature_size(model_class):
+    # every design model integrates its residual on the same Gauss-Hermite rule
+    assert model_class(quadrature_nodes=4).quadrature_nodes == 4
+    for bad in (3, 101, 2.5, True):
+        with pytest.raises(ValueError, match=r"quadrature_nodes must be an integer in \[4, 100\]"):
+            model_class(quadrature_nodes=bad)

@@ -46,7 +46,7 @@ from scipy.special import expit, gammaln, log_expit, logsumexp
 from evalbayes.data import EvalData
 from evalbayes.inference import padded_size
 from evalbayes.models.base import Model, ModelInputs
-from evalbayes.models.irt_quadrature import normal_hermite_nodes
+from evalbayes.models.irt_quadrature import check_hermite_size, normal_hermite_nodes
 from evalbayes.models.logit_normal import normal_rate_curve
 from evalbayes.results import Posterior
 
@@ -180,8 +180,7 @@ class FactorialModel(Model):
             value = getattr(self, label)
             if not (np.isfinite(value) and value > 0):
                 raise ValueError(f"{label} must be a positive number, got {value!r}")
-        if not 4 <= int(self.quadrature_nodes) <= 100:
-            raise ValueError(f"quadrature_nodes must be in [4, 100], got {self.quadrature_nodes}")
+        check_hermite_size(self.quadrature_nodes)
 
     # ------------------------------------------------------------------ data
     def factors(self, data: EvalData) -> Factors:

@@ -47,6 +47,7 @@ from scipy.special import expit, ndtr, roots_jacobi
 __all__ = [
     "NodeSet",
     "beta_nodes",
+    "check_hermite_size",
     "item_population_curve",
     "logistic_normal_mean",
     "normal_hermite_nodes",
@@ -76,6 +77,14 @@ class NodeSet:
     def __iter__(self) -> Iterator[NDArray[np.float64]]:
         """``x, w = rule``: nodes, then weights."""
         return iter((self.nodes, self.weights))
+
+
+def check_hermite_size(value: int, label: str = "quadrature_nodes") -> int:
+    """A Gauss-Hermite rule size in [4, 100] (fewer nodes lose the tails; more overflow
+    ``hermegauss``), else a ValueError naming ``label``."""
+    if isinstance(value, bool) or int(value) != value or not 4 <= int(value) <= 100:
+        raise ValueError(f"{label} must be an integer in [4, 100], got {value!r}")
+    return int(value)
 
 
 def normal_hermite_nodes(size: int = HERMITE_NODES) -> NodeSet:

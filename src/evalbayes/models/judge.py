@@ -41,7 +41,7 @@ from scipy.special import expit, gammaln, log_expit, logsumexp
 from evalbayes.data import EvalData
 from evalbayes.inference import padded_size
 from evalbayes.models.base import Model, ModelInputs
-from evalbayes.models.irt_quadrature import normal_hermite_nodes
+from evalbayes.models.irt_quadrature import check_hermite_size, normal_hermite_nodes
 from evalbayes.models.logit_normal import normal_rate_curve
 from evalbayes.results import Posterior
 
@@ -164,6 +164,7 @@ class JudgeModel(Model):
             raise ValueError(f"m_prior must be (mean, sd > 0), got {self.m_prior!r}")
         if not self.sigma_prior > 0:
             raise ValueError(f"sigma_prior must be positive, got {self.sigma_prior!r}")
+        check_hermite_size(self.quadrature_nodes)
 
     def check_data(self, data: EvalData) -> None:
         """Gold variables present; at least one gold trial."""

@@ -39,7 +39,7 @@ from scipy.special import expit, gammaln, log_expit, logsumexp
 from evalbayes.data import EvalData
 from evalbayes.inference import padded_size
 from evalbayes.models.base import Model, ModelInputs
-from evalbayes.models.irt_quadrature import normal_hermite_nodes
+from evalbayes.models.irt_quadrature import check_hermite_size, normal_hermite_nodes
 from evalbayes.models.logit_normal import normal_rate_curve
 from evalbayes.results import Posterior
 
@@ -101,6 +101,7 @@ class SeedModel(Model):
             value = getattr(self, label)
             if not (np.isfinite(value) and value > 0):
                 raise ValueError(f"{label} must be a positive number, got {value!r}")
+        check_hermite_size(self.quadrature_nodes)
 
     # ------------------------------------------------------------------ data
     def recipes(self, data: EvalData) -> tuple[np.ndarray, list[str]]:
