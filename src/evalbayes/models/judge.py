@@ -192,7 +192,7 @@ class JudgeModel(Model):
     def inputs(self, data: EvalData) -> ModelInputs:
         """Distinct cells only: cells with the same system and counts share one likelihood
         term, weighted by how many there are (with one judged trial per task, a few hundred
-        cells collapse to at most six)."""
+        cells collapse to at most six per system)."""
         s_idx, _, cells = self._cells(data)
         keys = list(cells)
         table = np.column_stack([s_idx, *(cells[key] for key in keys)])
