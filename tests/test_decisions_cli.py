@@ -55,6 +55,18 @@ def test_plan_from_pilot_and_population(capsys, tmp_path):
     record = json.loads(capsys.readouterr().out)
     assert {r["estimand"] for r in record["tasks_needed"]} == {"tasks", "population"}
     assert len(record["table"]) == 8
+    from evalbayes.datasets import load
+    from evalbayes.decisions.plan import Population
+
+    pilot = load("tinyagent", experiment="sec17.7")
+    estimated = Population.from_data(pilot, "GRPO 20", "GRPO 80").correlation
+    assert record["population"]["correlation"] == pytest.approx(estimated)
+    # a stated correlation replaces the pilot's estimate (it used to be ignored)
+    args = parse(plan_cmd, [*DATA, "--baseline", "GRPO 20", "--candidate", "GRPO 80",
+                            "--tasks", "5", "--trials", "1", "--sims", "20",
+                            "--correlation", "0.25", "--format", "json"])
+    assert plan_cmd.run(args) == 0
+    assert json.loads(capsys.readouterr().out)["population"]["correlation"] == 0.25
     out = tmp_path / "plan.csv"
     args = parse(plan_cmd, ["--population", "0.5", "0.6", "0.2", "0.2", "--correlation", "0.5",
                             "--tasks", "10", "--sims", "50", "--format", "csv",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from typing import Any
 
 from evalbayes.cli._common import (
@@ -29,8 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--population", nargs=4, type=float,
                         metavar=("MEAN_A", "MEAN_B", "ICC_A", "ICC_B"),
                         help="state the task population instead of pilot data")
-    parser.add_argument("--correlation", type=float, default=0.0,
-                        help="copula correlation of A and B on a task (with --population)")
+    parser.add_argument("--correlation", type=float, default=None,
+                        help="copula correlation of A and B on a task (default: 0 with "
+                             "--population, estimated from the pilot's tasks otherwise)")
     parser.add_argument("--fit", help="saved Beta-Binomial fit of the pilot: its posterior "
                                       "draws are the design prior; a training-seeds fit plans "
                                       "runs x tasks x trials per recipe (--runs)")
@@ -61,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 SEED_ONLY = ("runs", "alpha")
-NOT_FOR_SEEDS = ("data", "estimand", "decisive_prob", "width", "unpaired")
+NOT_FOR_SEEDS = ("data", "estimand", "decisive_prob", "width", "unpaired", "correlation")
 
 
 def _flag(dest: str) -> str:
@@ -92,15 +94,21 @@ def run(args: argparse.Namespace) -> int:
         if args.data or args.fit:
             raise ValueError("give either --population or pilot data / --fit, not both")
         mean_a, mean_b, icc_a, icc_b = args.population
-        source: Any = Population(mean_a, mean_b, icc_a, icc_b, correlation=args.correlation)
-    elif fit is not None:
-        source = fit
-    elif args.data:
-        source = read_data(args)
+        corr = 0.0 if args.correlation is None else args.correlation
+        source: Any = Population(mean_a, mean_b, icc_a, icc_b, correlation=corr)
     else:
-        raise ValueError("give pilot DATA, --fit FIT or --population MEAN_A MEAN_B ICC_A ICC_B")
-    if args.population is None and (args.baseline is None or args.candidate is None):
-        raise ValueError("name --baseline and --candidate")
+        if not (fit is not None or args.data):
+            raise ValueError("give pilot DATA, --fit FIT or --population MEAN_A MEAN_B ICC_A "
+                             "ICC_B")
+        if args.baseline is None or args.candidate is None:
+            raise ValueError("name --baseline and --candidate")
+        if fit is not None:
+            source = Population.from_posterior(fit, args.baseline, args.candidate,
+                                               correlation=args.correlation)
+        else:
+            source = Population.from_data(read_data(args), args.baseline, args.candidate)
+            if args.correlation is not None:
+                source = replace(source, correlation=args.correlation)
     result = plan(
         source, args.baseline, args.candidate, tasks=args.tasks, trials=args.trials,
         estimands=args.estimand, paired=not args.unpaired, threshold=args.decisive_prob,

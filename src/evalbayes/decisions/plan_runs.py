@@ -85,7 +85,8 @@ class RunPlanResult:
         for (tasks, trials), _ in self.table.groupby(["tasks", "trials"], sort=True):
             need = self.runs_needed(int(tasks), int(trials), assurance)
             text = f">{top} (not in grid)" if need is None else str(need)
-            lines.append(f"{int(tasks):>6} tasks, {int(trials)} trials/task: {text} runs per "
+            unit = "trial" if int(trials) == 1 else "trials"
+            lines.append(f"{int(tasks):>6} tasks, {int(trials)} {unit}/task: {text} runs per "
                          f"recipe for {assurance:.0%} assurance")
         return "\n".join(lines)
 

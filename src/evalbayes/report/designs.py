@@ -352,7 +352,8 @@ def judge_section(ctx: ReportContext) -> Section | None:
                 "The data carry human labels for a gold subset of the judged trials, but this "
                 "fit treats the judge's verdicts as the truth. The judge's sensitivity and "
                 "specificity and the corrected pass rates need the judge-error fit: ",
-                Code("evalbayes fit COUNTS --gold GOLD.csv -o fit.nc"), " then ",
+                Code("evalbayes fit DATA --model judge-error -o fit.nc"), " (or ",
+                Code("--gold GOLD.csv"), " with counts that lack the gold columns), then ",
                 Code("evalbayes report fit.nc"), ".",
             ),
         ))  # fmt: skip
