@@ -25,7 +25,7 @@ sys.modules.setdefault("sbc_designs", sbc)  # dataclasses look their module up
 _spec.loader.exec_module(sbc)
 
 
-@pytest.mark.slow  # a nutpie compile (~12 s alone) plus two fits: ~20 s idle, 80 s under load
+@pytest.mark.slow  # nutpie compile (~12 s) + 2 fits: 17 s at load 5, 80 s at load 9
 def test_judge_replicates_give_ranks_in_range():
     sampler = {"draws": 100, "tune": 100, "chains": 2}
     rows = [sbc.replicate("judge-error", seed, sampler) for seed in (3, 4)]
