@@ -352,3 +352,16 @@ def test_design_models_refuse_a_bad_quadrature_size(model_class):
     for bad in (3, 101, 2.5, True):
         with pytest.raises(ValueError, match=r"quadrature_nodes must be an integer in \[4, 100\]"):
             model_class(quadrature_nodes=bad)
+
+
+def test_factorial_task_parameterization_switch():
+    data = _factorial_data()  # 5 systems x 4 tasks x 5 trials: 23.75 trials per task -> centred
+    free = {}
+    for setting in ("auto", "centered", "noncentered"):
+        model = FactorialModel(task_parameterization=setting)
+        graph = model.build(model.inputs(data))
+        free[setting] = {v.name for v in graph.free_RVs}
+    assert "b_dev" in free["auto"] and "b_dev" in free["centered"]
+    assert "b_z" in free["noncentered"] and "b_dev" not in free["noncentered"]
+    with pytest.raises(ValueError, match="task_parameterization"):
+        FactorialModel(task_parameterization="sideways")
