@@ -66,6 +66,11 @@ def test_unobserved_task_is_rejected():
         TaskEffectsModel().inputs(EvalData.from_arrays(n, np.zeros_like(n)))
 
 
+# The graphs are evaluated at the perturbed initial POINT of the value variables: outputs
+# written in random variables go through replace_rvs_by_values, else compile_fn would draw them
+# from the prior (a different point in every test order).
+
+
 def test_graph_log_density_matches_numpy_reference():
     data, _ = simulate(3, systems=4, tasks=12, trials=50, broken=(2,))
     n = data.n.values.copy()
@@ -80,11 +85,13 @@ def test_graph_log_density_matches_numpy_reference():
     for key in point:
         point[key] = point[key] + rng.normal(0, 0.3, np.shape(point[key]))
     values = pm_model.compile_fn(
-        [pm_model["theta"], pm_model["b"], pm_model["a"], pm_model["sigma_e"], pm_model["pi0"],
-         pm_model.potentials[0]],
+        pm_model.replace_rvs_by_values(
+            [pm_model["theta"], pm_model["b"], pm_model["a"], pm_model["sigma_e"], pm_model["pi0"],
+             pm_model.potentials[0]]),
         inputs=pm_model.value_vars, on_unused_input="ignore",
     )(point)
     theta, b, a, sigma_e, pi0, potential = values
+    assert sigma_e == pytest.approx(np.exp(point["sigma_e_log__"]))  # evaluated AT the point
     assert not np.allclose(a, 1.0)
     mu = a[:, None] * (theta[:, None] - b[None, :])
     ll = log_marginal(mu, sigma_e, n, c, include_binomial_coefficient=False)
@@ -187,8 +194,9 @@ def test_dead_cells_graph_matches_numpy_reference():
     for key in point:
         point[key] = point[key] + rng.normal(0, 0.3, np.shape(point[key]))
     theta, b, sigma_e, pi0, zeta, potential = pm_model.compile_fn(
-        [pm_model["theta"], pm_model["b"], pm_model["sigma_e"], pm_model["pi0"],
-         pm_model["zeta"], pm_model.potentials[0]],
+        pm_model.replace_rvs_by_values(
+            [pm_model["theta"], pm_model["b"], pm_model["sigma_e"], pm_model["pi0"],
+             pm_model["zeta"], pm_model.potentials[0]]),
         inputs=pm_model.value_vars, on_unused_input="ignore",
     )(point)
     n, c = data.n.values, data.c.values
@@ -209,8 +217,9 @@ def test_per_system_residual_graph_matches_numpy_reference():
     for key in point:
         point[key] = point[key] + rng.normal(0, 0.3, np.shape(point[key]))
     theta, b, sigma_e, pi0, potential = pm_model.compile_fn(
-        [pm_model["theta"], pm_model["b"], pm_model["sigma_e"], pm_model["pi0"],
-         pm_model.potentials[0]],
+        pm_model.replace_rvs_by_values(
+            [pm_model["theta"], pm_model["b"], pm_model["sigma_e"], pm_model["pi0"],
+             pm_model.potentials[0]]),
         inputs=pm_model.value_vars, on_unused_input="ignore",
     )(point)
     assert sigma_e.shape == (3,)
