@@ -305,6 +305,8 @@ def test_compare_models_refuses_different_data_and_ranks_fits():
     assert (table["elpd_diff"] >= 0).all()
     # elpd_loo is the sum of the pointwise values arviz reports
     assert np.isclose(table.loc["1pl", "elpd_loo"], float(one.loo().elpd))
+    assert table["stacking_weight"].sum() == pytest.approx(1.0)
+    assert (table["stacking_weight"] >= 0).all()
 
 
 def test_plots_return_axes():

@@ -6,6 +6,13 @@ cell given all other cells. The table follows Vehtari, Gelman & Gabry (2017, "Pr
 Bayesian model evaluation using leave-one-out cross-validation and WAIC", sec. 5.2):
 ``elpd_loo`` with its standard error ``sqrt(N var(elpd_i))``, and the difference to the best
 model with the standard error of the *pointwise* differences, ``sqrt(N var(d_i))``.
+
+Stacking weights (Yao, Vehtari, Simpson and Gelman 2018, "Using stacking to average Bayesian
+predictive distributions", Bayesian Analysis 13(3), eq. 4) combine the fits instead of
+choosing one: with ``p_ik = exp(elpd_i,k)`` the LOO predictive density of cell ``i`` under
+model ``k``, the weights maximise ``sum_i log sum_k w_k p_ik`` over the simplex. A model that
+is best on some cells and worst on others can carry weight; a model dominated everywhere gets
+weight 0. :func:`stacking_weights` computes them; :func:`compare_models` reports them.
 """
 
 from __future__ import annotations
@@ -14,13 +21,54 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import minimize
+from scipy.special import logsumexp, softmax
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.results import Posterior
 
-__all__ = ["compare_models"]
+__all__ = ["compare_models", "stacking_weights"]
 
 PARETO_K_BAD = 0.7
+
+
+def stacking_weights(elpd_pointwise: np.ndarray) -> np.ndarray:
+    """Stacking weights from pointwise LOO log densities (module docstring).
+
+    Parameters
+    ----------
+    elpd_pointwise : array, shape (cells, models)
+        ``log p(y_i | y_-i, model k)``, e.g. ``Posterior.loo().elpd_i`` per model.
+
+    Returns
+    -------
+    numpy.ndarray, shape (models,)
+        Non-negative weights summing to 1 that maximise ``sum_i log sum_k w_k p_ik``
+        (Yao et al. 2018, eq. 4); the objective is concave in ``w``, solved by BFGS on the
+        softmax parameterisation ``w = softmax(z)``, ``z_0 = 0``.
+    """
+    lp = np.asarray(elpd_pointwise, dtype=np.float64)
+    if lp.ndim != 2 or lp.shape[1] < 1 or lp.shape[0] < 1:
+        raise ValueError(f"elpd_pointwise must have shape (cells, models), got {lp.shape}")
+    if not np.all(np.isfinite(lp)):
+        raise ValueError("elpd_pointwise has non-finite values")
+    n_models = lp.shape[1]
+    if n_models == 1:
+        return np.ones(1)
+
+    def objective(free: np.ndarray) -> tuple[float, np.ndarray]:
+        z = np.concatenate([[0.0], free])
+        w = softmax(z)
+        mix = logsumexp(lp + np.log(np.maximum(w, 1e-300)), axis=1)  # log sum_k w_k p_ik
+        resp = np.exp(lp + np.log(np.maximum(w, 1e-300)) - mix[:, None])  # w_k p_ik / mix
+        grad_w = resp.sum(axis=0)  # d/dw_k of sum_i log mix_i, times w_k
+        grad_z = grad_w - w * grad_w.sum()  # chain rule through the softmax
+        return -float(mix.sum()), -grad_z[1:]
+
+    start = np.zeros(n_models - 1)
+    result = minimize(objective, start, jac=True, method="BFGS", options={"gtol": 1e-10})
+    weights = softmax(np.concatenate([[0.0], result.x]))
+    return weights / weights.sum()
 
 
 def compare_models(posteriors: dict[str, Posterior]) -> pd.DataFrame:
@@ -35,8 +83,9 @@ def compare_models(posteriors: dict[str, Posterior]) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Index: the names. Columns ``rank`` (0 = best), ``elpd_loo``, ``se``, ``p_loo``,
-        ``elpd_diff`` (best minus this, >= 0), ``se_diff``, ``n_bad_k`` (cells with Pareto
-        k > 0.7, where PSIS is unreliable), ``approximate``, ``label``.
+        ``elpd_diff`` (best minus this, >= 0), ``se_diff``, ``stacking_weight``
+        (:func:`stacking_weights`), ``n_bad_k`` (cells with Pareto k > 0.7, where PSIS is
+        unreliable), ``approximate``, ``label``.
 
     Raises
     ------
@@ -81,9 +130,11 @@ def compare_models(posteriors: dict[str, Posterior]) -> pd.DataFrame:
         0.0 if name == best else float(np.sqrt(len(d) * np.var(d, ddof=1)))
         for name, d in ((name, diffs[name]) for name in table.index)
     ]
+    weights = stacking_weights(np.column_stack([pointwise[name] for name in names]))
+    table["stacking_weight"] = [float(weights[names.index(name)]) for name in table.index]
     table = table.sort_values("elpd_loo", ascending=False)
     table.insert(0, "rank", np.arange(len(table)))
     return table[
-        ["rank", "elpd_loo", "se", "p_loo", "elpd_diff", "se_diff", "n_bad_k", "approximate",
-         "label"]
+        ["rank", "elpd_loo", "se", "p_loo", "elpd_diff", "se_diff", "stacking_weight",
+         "n_bad_k", "approximate", "label"]
     ]
