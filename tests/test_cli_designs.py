@@ -64,6 +64,29 @@ def _sections(path) -> list[str]:
 
 # ---------------------------------------------------------------------------- fit, then report
 @pytest.mark.slow
+def test_drop_unmatched_leaves_out_and_lists_the_systems_a_pattern_misses(files, tmp_path,
+                                                                          capsys):
+    # like Terminal-Bench, where one submission names no model: *__gamma do not match
+    fit = tmp_path / "f.nc"
+    pattern = r"^(?P<harness>[^_]+)__(?P<model>alpha|beta)$"
+    assert _run(["fit", files["factorial"], "--factors-pattern", pattern, "--drop-unmatched",
+                 *SHORT, "-o", str(fit)]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert "left out 2 system(s)" in err and "'agentx__gamma'" in err and "'plain__gamma'" in err
+    systems = list(load(fit).data.systems)
+    assert sorted(systems) == ["agentx__alpha", "agentx__beta", "plain__alpha", "plain__beta"]
+
+
+def test_drop_unmatched_needs_a_pattern_and_is_suggested(files, capsys):
+    err = _error(capsys, ["fit", files["factorial"], "--factors", files["factors"],
+                          "--drop-unmatched"])
+    assert "--drop-unmatched works with --factors-pattern only" in err
+    err = _error(capsys, ["fit", files["factorial"], "--factors-pattern",
+                          r"^(?P<harness>[^_]+)__(?P<model>alpha|beta)$"])
+    assert "does not match" in err and "--drop-unmatched" in err
+
+
+@pytest.mark.slow
 def test_factorial_fit_from_a_name_pattern_then_report(files, tmp_path):
     fit = tmp_path / "f.nc"
     assert _run(["fit", files["factorial"], "--factors-pattern", PATTERN, *SHORT,

@@ -22,7 +22,7 @@ import argparse
 import re
 from typing import TYPE_CHECKING, Any
 
-from evalbayes.cli._common import CLIError
+from evalbayes.cli._common import CLIError, warn
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -56,6 +56,9 @@ def add_design_args(parser: argparse.ArgumentParser) -> None:
                        help="factorial: regular expression with named groups (?P<model>...) and "
                        "(?P<harness>...) matched against each system name, e.g. "
                        "'^\\d{8}_(?P<harness>[^_]+)_(?P<model>.+)$'")
+    group.add_argument("--drop-unmatched", action="store_true",
+                       help="with --factors-pattern: leave out the systems whose names do not "
+                       "match (they are listed on stderr) instead of failing")
     group.add_argument("--recipes", metavar="FILE",
                        help="training-seeds: table with columns system, recipe (each run's "
                        "training recipe)")
@@ -80,6 +83,8 @@ def given_flags(args: argparse.Namespace) -> dict[str, list[str]]:
 def design_model(args: argparse.Namespace, model_name: str | None) -> str | None:
     """The model the design flags imply (``model_name`` when given and consistent)."""
     found = given_flags(args)
+    if getattr(args, "drop_unmatched", False) and getattr(args, "factors_pattern", None) is None:
+        raise CLIError("--drop-unmatched works with --factors-pattern only")
     if len(found) > 1:
         listed = "; ".join(f"{', '.join(v)} ({k})" for k, v in found.items())
         raise CLIError(f"design flags of different models: {listed}; give one design")
@@ -183,12 +188,18 @@ def _factors(args: argparse.Namespace, data: EvalData, model: Any) -> EvalData:
         return add_factors(data, labels["model"], labels["harness"], names=names)
     if args.factors_pattern is not None:
         _compile(args.factors_pattern, "--factors-pattern", ("model", "harness"))
+        drop = bool(getattr(args, "drop_unmatched", False))
         try:
-            parsed = factors_from_system_names(data, args.factors_pattern)
+            parsed = factors_from_system_names(data, args.factors_pattern, drop_unmatched=drop)
         except ValueError as err:
-            raise CLIError(f"--factors-pattern: {err}") from None
+            hint = " (or add --drop-unmatched to leave such systems out)" if not drop else ""
+            raise CLIError(f"--factors-pattern: {err}{hint}") from None
+        dropped = [s for s in data.systems if s not in set(parsed.systems)]
+        if dropped:
+            warn(f"--drop-unmatched: left out {len(dropped)} system(s) whose names do not "
+                 f"match {args.factors_pattern!r}: {dropped}")
         coords = parsed.system_coords
-        return add_factors(data, list(coords["model"]), list(coords["harness"]), names=names)
+        return add_factors(parsed, list(coords["model"]), list(coords["harness"]), names=names)
     missing = [c for c in names if c not in data.system_coords]
     if missing:
         raise CLIError(
