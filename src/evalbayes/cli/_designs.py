@@ -1,14 +1,8 @@
 """Design inputs of ``fit`` and ``report``: what the factorial, training-seeds and judge-error
-models need beside the counts.
-
-* ``--factors FILE`` (a table ``system,model,harness``) or ``--factors-pattern REGEX`` (named
-  groups ``model`` and ``harness`` matched against each system name,
-  :func:`evalbayes.models.factorial.factors_from_system_names`) -> the system coordinates of
-  the factorial model;
-* ``--recipes FILE`` (``system,recipe``) or ``--recipe-pattern REGEX`` (named group
-  ``recipe``) -> the recipe coordinate of the training-seeds model;
-* ``--gold FILE`` (``system,task,judge,human``, one row per hand-labelled trial) -> the gold
-  counts of the judge-error model (:func:`evalbayes.models.judge.judge_data`).
+models need beside the counts. ``--factors FILE`` / ``--factors-pattern REGEX``
+(:func:`evalbayes.models.factorial.factors_from_system_names`) give the factorial model's
+system coordinates, ``--recipes FILE`` / ``--recipe-pattern REGEX`` the training-seeds
+recipe, ``--gold FILE`` the judge-error gold counts (:func:`evalbayes.models.judge.judge_data`).
 
 Tables are read by :func:`evalbayes.io.read_table` (CSV/TSV, ``.gz``, Parquet, JSON Lines).
 A design flag implies its model when ``--model`` is not given; with another model it is an
@@ -46,12 +40,9 @@ def _flag(dest: str) -> str:
 
 def add_design_args(parser: argparse.ArgumentParser) -> None:
     """The design flags, in a group of their own."""
-    group = parser.add_argument_group(
-        "designs (each flag implies its model when --model is not given)"
-    )
+    group = parser.add_argument_group("designs (each flag implies its model without --model)")
     group.add_argument("--factors", metavar="FILE",
-                       help="factorial: table with columns system, model, harness (each "
-                       "system's model and harness)")
+                       help="factorial: table with columns system, model, harness")
     group.add_argument("--factors-pattern", metavar="REGEX",
                        help="factorial: regular expression with named groups (?P<model>...) and "
                        "(?P<harness>...) matched against each system name, e.g. "
@@ -83,7 +74,7 @@ def given_flags(args: argparse.Namespace) -> dict[str, list[str]]:
 def design_model(args: argparse.Namespace, model_name: str | None) -> str | None:
     """The model the design flags imply (``model_name`` when given and consistent)."""
     found = given_flags(args)
-    if getattr(args, "drop_unmatched", False) and getattr(args, "factors_pattern", None) is None:
+    if getattr(args, "drop_unmatched", False) and args.factors_pattern is None:
         raise CLIError("--drop-unmatched works with --factors-pattern only")
     if len(found) > 1:
         listed = "; ".join(f"{', '.join(v)} ({k})" for k, v in found.items())
@@ -188,14 +179,12 @@ def _factors(args: argparse.Namespace, data: EvalData, model: Any) -> EvalData:
         return add_factors(data, labels["model"], labels["harness"], names=names)
     if args.factors_pattern is not None:
         _compile(args.factors_pattern, "--factors-pattern", ("model", "harness"))
-        drop = bool(getattr(args, "drop_unmatched", False))
         try:
-            parsed = factors_from_system_names(data, args.factors_pattern, drop_unmatched=drop)
+            parsed = factors_from_system_names(data, args.factors_pattern,
+                                               drop_unmatched=bool(args.drop_unmatched))
         except ValueError as err:
-            hint = " (or add --drop-unmatched to leave such systems out)" if not drop else ""
-            raise CLIError(f"--factors-pattern: {err}{hint}") from None
-        dropped = [s for s in data.systems if s not in set(parsed.systems)]
-        if dropped:
+            raise CLIError(f"--factors-pattern: {err} (--drop-unmatched leaves it out)") from None
+        if dropped := [s for s in data.systems if s not in set(parsed.systems)]:
             warn(f"--drop-unmatched: left out {len(dropped)} system(s) whose names do not "
                  f"match {args.factors_pattern!r}: {dropped}")
         coords = parsed.system_coords
