@@ -173,38 +173,20 @@ class JudgeModel(Model):
             raise ValueError("the gold subset is empty: label some trials by hand")
 
     # ------------------------------------------------------------------ hooks
-    def _cells(self, data: EvalData) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        gold = _gold(data)
-        n, c = data.n.values, data.c.values
-        s_idx, t_idx = np.nonzero(n > 0)
-        g = {k: v[s_idx, t_idx].astype(float) for k, v in gold.items()}
-        g_total = sum(g.values())
-        g_pass = g["gold_tp"] + g["gold_fp"]
-        cells = {
-            "u_n": n[s_idx, t_idx] - g_total,  # unlabelled trials
-            "u_c": c[s_idx, t_idx] - g_pass,  # judge passes among them
-            "h_pass": g["gold_tp"] + g["gold_fn"],
-            "h_fail": g["gold_fp"] + g["gold_tn"],
-            **g,
-        }
-        return s_idx, t_idx, cells
-
     def inputs(self, data: EvalData) -> ModelInputs:
         """Distinct cells only: cells with the same system and counts share one likelihood
         term, weighted by how many there are (with one judged trial per task, a few hundred
         cells collapse to at most six per system)."""
-        s_idx, _, cells = self._cells(data)
-        keys = list(cells)
-        table = np.column_stack([s_idx, *(cells[key] for key in keys)])
-        unique, weight = np.unique(table, axis=0, return_counts=True)
+        s_idx, t_idx = np.nonzero(data.n.values > 0)
+        cells = self._cell_counts(data, s_idx, t_idx, gold=True)
+        unique, weight = np.unique(np.column_stack(list(cells.values())), axis=0,
+                                   return_counts=True)
         size = padded_size(len(unique))
-        pad = size - len(unique)
-        values = {
-            "cell_s": np.concatenate([unique[:, 0], np.zeros(pad)]).astype(np.int64),
-            "weight": np.concatenate([weight, np.zeros(pad)]).astype(float),
-        }
-        for j, key in enumerate(keys, start=1):
-            values[key] = np.concatenate([unique[:, j], np.zeros(pad)]).astype(float)
+        pad = np.zeros(size - len(unique))
+        values = {key: np.concatenate([col, pad]) for key, col in zip(cells, unique.T,
+                                                                      strict=True)}
+        values["cell_s"] = values["cell_s"].astype(np.int64)
+        values["weight"] = np.concatenate([weight, pad]).astype(float)
         return ModelInputs(values, (data.shape[0], size))
 
     def build(self, inputs: ModelInputs) -> Any:
@@ -241,23 +223,25 @@ class JudgeModel(Model):
         return {k: post[k].values for k in ("sensitivity", "specificity", "m", "sigma")}
 
     def _cell_counts(
-        self, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
+        self, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray, gold: bool = False
     ) -> dict[str, np.ndarray]:
-        """Per requested cell: unlabelled trials and judge passes, gold human passes/fails."""
-        gold = {k: v[s_idx, t_idx].astype(float) for k, v in _gold(data).items()}
+        """Per requested cell: its system ``cell_s``, unlabelled trials ``u_n`` and judge
+        passes ``u_c`` among them, gold human passes / fails; with ``gold`` also the four gold
+        counts (for the judge terms). The one place cells' counts are derived."""
+        g = {k: v[s_idx, t_idx].astype(float) for k, v in _gold(data).items()}
         n = data.n.values[s_idx, t_idx].astype(float)
         c = data.c.values[s_idx, t_idx].astype(float)
-        u_n, u_c = n - sum(gold.values()), c - gold["gold_tp"] - gold["gold_fp"]
-        return {"s": s_idx.astype(float), "u_n": u_n, "u_c": u_c,
-                "h_pass": gold["gold_tp"] + gold["gold_fn"],
-                "h_fail": gold["gold_fp"] + gold["gold_tn"]}
+        cells = {"cell_s": np.asarray(s_idx, float), "u_n": n - sum(g.values()),
+                 "u_c": c - g["gold_tp"] - g["gold_fp"], "h_pass": g["gold_tp"] + g["gold_fn"],
+                 "h_fail": g["gold_fp"] + g["gold_tn"]}
+        return {**cells, **g} if gold else cells
 
     def _node_loglik(
         self, a: dict[str, np.ndarray], cells: dict[str, np.ndarray], x: np.ndarray
     ) -> np.ndarray:
         """Log-likelihood of each cell's data at each node (chain, draw, cell, node), without
         the gold judge terms (they do not depend on the node)."""
-        s_idx = cells["s"].astype(np.int64)
+        s_idx = cells["cell_s"].astype(np.int64)
         u_n, u_c = cells["u_n"], cells["u_c"]
         eta = a["m"][..., s_idx, None] + a["sigma"][..., s_idx, None] * x
         log_p, log_1mp = log_expit(eta), log_expit(-eta)
@@ -313,13 +297,12 @@ class JudgeModel(Model):
         a = self._arrays(posterior)
         x, w = normal_hermite_nodes(int(self.quadrature_nodes))
         ll = logsumexp(np.log(w) + self._distinct_node_loglik(a, data, x, s_idx, t_idx), axis=-1)
-        gold = {k: v[s_idx, t_idx].astype(float) for k, v in _gold(data).items()}
+        cell = self._cell_counts(data, s_idx, t_idx, gold=True)
         q1 = a["sensitivity"][..., None]
         q0 = a["specificity"][..., None]
-        ll += (gold["gold_tp"] * np.log(q1) + gold["gold_fn"] * np.log1p(-q1)
-               + gold["gold_tn"] * np.log(q0) + gold["gold_fp"] * np.log1p(-q0))
-        n = data.n.values[s_idx, t_idx].astype(float) - sum(gold.values())
-        c = data.c.values[s_idx, t_idx].astype(float) - gold["gold_tp"] - gold["gold_fp"]
+        ll += (cell["gold_tp"] * np.log(q1) + cell["gold_fn"] * np.log1p(-q1)
+               + cell["gold_tn"] * np.log(q0) + cell["gold_fp"] * np.log1p(-q0))
+        n, c = cell["u_n"], cell["u_c"]
         return ll + gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
 
 
