@@ -1,76 +1,135 @@
-"""Fast draws of the tasks estimand: closed-form moments and agreement with exact draws."""
+"""The compiled "tasks" curve: exact conjugate draws, checked against independent references."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
+import pytest
+import xarray as xr
 from scipy import stats
 from scipy.special import betaln
 
-from evalbayes.curves_fast import beta_moment_curve, tasks_curve_fast
+from evalbayes.curves_fast import tasks_curve_fast
+from evalbayes.data import EvalData
+from evalbayes.models import beta_binomial
+from evalbayes.models.base import Model
+from evalbayes.models.beta_binomial import BetaBinomialModel
 
 
-def test_moments_match_numerical_integration():
-    a, b = np.array([0.7, 2.5]), np.array([1.3, 0.4])
-    n, c, w = np.array([5, 5, 3]), np.array([0, 4, 3]), np.array([4.0, 2.0, 1.0])
-    k = np.array([1.0, 3.0, 10.0])
-    for metric in ("pass@k", "pass^k"):
-        mean, var = beta_moment_curve(a, b, n, c, w, k, metric)
-        for d in range(2):
-            means, variances = [], []
-            for kj in k:
-                m_cells, v_cells = [], []
-                for ni, ci in zip(n, c, strict=True):
-                    dist = stats.beta(a[d] + ci, b[d] + ni - ci)
-                    f = (lambda p, kj=kj: 1 - (1 - p) ** kj) if metric == "pass@k" else (
-                        lambda p, kj=kj: p**kj)
-                    m1 = dist.expect(f)
-                    m2 = dist.expect(lambda p, f=f: f(p) ** 2)
-                    m_cells.append(m1)
-                    v_cells.append(m2 - m1**2)
-                means.append(np.dot(w, m_cells) / w.sum())
-                variances.append(np.dot(w, v_cells) / w.sum() ** 2)
-            np.testing.assert_allclose(mean[d], means, rtol=1e-7)
-            np.testing.assert_allclose(var[d], variances, rtol=1e-6)
+@pytest.mark.parametrize(
+    ("shape_a", "shape_b"), [(0.02, 1.01), (0.3, 8.7), (1.3, 0.2), (5.0, 40.0), (2.0, 1.0)]
+)
+@pytest.mark.parametrize("metric", ["pass@k", "pass^k"])
+def test_one_task_draws_follow_the_conjugate_beta(shape_a, shape_b, metric):
+    # one task, n = 1: p ~ Beta(a + c, b + 1 - c); shapes below 1 exercise the Gamma boost
+    # on each side
+    draws = 20_000
+    c = 0 if shape_b > 1 else 1
+    a = np.full((1, draws, 1), shape_a - c)
+    b = np.full((1, draws, 1), shape_b - 1.0 + c)
+    out = tasks_curve_fast(a, b, np.array([[1]]), np.array([[c]]), np.array([1.0, 3.0]),
+                           metric, seed=3)[0, :, 0]
+    # pass@1 = pass^1 = p, against NumPy's Beta generator; both censored at 1e-12 (pass@1 is
+    # computed as 1 - (1 - p), which is 0 for p < 1e-16, immaterial in a task average)
+    reference = np.random.default_rng(0).beta(shape_a, shape_b, draws)
+    floor = 1e-12
+    assert stats.ks_2samp(np.maximum(out[:, 0], floor),
+                          np.maximum(reference, floor)).pvalue > 1e-3
+    # k = 3: pass^3 = p^3, pass@3 = 1 - (1 - p)^3; exact means from Beta-function ratios
+    if metric == "pass^k":
+        mean3 = np.exp(betaln(shape_a + 3, shape_b) - betaln(shape_a, shape_b))
+    else:
+        mean3 = 1 - np.exp(betaln(shape_a, shape_b + 3) - betaln(shape_a, shape_b))
+    se = out[:, 1].std() / np.sqrt(draws)
+    assert abs(out[:, 1].mean() - mean3) < 4.5 * se
 
 
-def test_moment_of_large_k_matches_beta_function_ratio():
-    a, b = np.array([0.3]), np.array([0.9])
-    mean, _ = beta_moment_curve(a, b, np.array([32]), np.array([0]), np.ones(1),
-                                np.array([1024.0]), "pass@k")
-    ref = 1 - np.exp(betaln(a + 0, b + 32 + 1024) - betaln(a + 0, b + 32))
-    np.testing.assert_allclose(mean[:, 0], ref, rtol=1e-10)
-
-
-def _exact_reference(a, b, n, c, k, seed):
-    """Independent exact draws: every task's rate from its conjugate Beta."""
-    rng = np.random.default_rng(seed)
-    p = rng.beta(a[..., None] + c, b[..., None] + n - c)  # (D, T)
-    return np.stack([(1 - (1 - p) ** kj).mean(axis=-1) for kj in k], axis=-1)
-
-
-def test_fast_draws_agree_with_exact_draws():
+def test_task_average_mean_matches_closed_form():
+    # per draw, E[Y_k | a, b] = 1 - sum_t B(A_t, B_t + k) / B(A_t, B_t) / T; averaged over
+    # 4000 draws of fixed (a, b) the Monte Carlo mean must match it within 4.5 s.e.
     rng = np.random.default_rng(0)
-    tasks, draws = 400, 2000
-    p_true = rng.beta(0.5, 0.6, tasks)
-    n = np.ones((1, tasks), int) * 8
-    c = rng.binomial(8, p_true)[None, :]
-    a = rng.lognormal(np.log(0.5), 0.1, (1, draws, 1))
-    b = rng.lognormal(np.log(0.6), 0.1, (1, draws, 1))
-    k = np.array([1.0, 4.0, 64.0])
-    fast = tasks_curve_fast(a, b, n, c, k, "pass@k", seed=1)[0, :, 0, :]
-    ref = _exact_reference(a[0, :, 0], b[0, :, 0], n[0], c[0], k, seed=2)
-    for j in range(len(k)):
-        assert stats.ks_2samp(fast[:, j], ref[:, j]).pvalue > 1e-3
-    exact = tasks_curve_fast(a, b, n, c, k, "pass@k", seed=1, max_skew=0.0)[0, :, 0, :]
-    for j in range(len(k)):
-        assert stats.ks_2samp(exact[:, j], ref[:, j]).pvalue > 1e-3
-    assert np.all(np.diff(fast, axis=1) >= 0)
+    n = rng.integers(1, 40, size=(1, 60))
+    c = rng.binomial(n, 0.3)
+    a, b = 0.4, 1.7
+    k = np.array([1.0, 2.0, 5.0, 64.0, 1024.0])
+    out = tasks_curve_fast(np.full((1, 4000, 1), a), np.full((1, 4000, 1), b), n, c, k,
+                           "pass@k", seed=11)[0, :, 0]
+    big_a, big_b = a + c[0], b + n[0] - c[0]
+    expected = [1 - np.mean(np.exp(betaln(big_a, big_b + kj) - betaln(big_a, big_b)))
+                for kj in k]
+    se = out.std(axis=0) / np.sqrt(out.shape[0])
+    assert np.all(np.abs(out.mean(axis=0) - expected) < 4.5 * se + 1e-12)
+    assert np.all(np.diff(out, axis=1) >= 0)  # each draw's curve rises in k
 
 
-def test_missing_cells_are_left_out():
-    n = np.array([[4, 0, 4]])
-    c = np.array([[4, 0, 4]])
-    a = np.full((1, 50, 1), 50.0)
-    b = np.full((1, 50, 1), 1e-3)
+def test_integer_and_real_exponent_paths_agree():
+    # the same stream gives the same rates; only the powers differ (squaring vs exp(k log x))
+    rng = np.random.default_rng(1)
+    n = np.full((2, 30), 12)
+    c = rng.binomial(12, 0.4, size=(2, 30))
+    a = rng.lognormal(0, 0.3, (2, 50, 2))
+    b = rng.lognormal(0, 0.3, (2, 50, 2))
+    integer = tasks_curve_fast(a, b, n, c, np.array([0.0, 1.0, 3.0, 6.0, 1024.0]), "pass@k", 5)
+    real = tasks_curve_fast(a, b, n, c, np.array([0.0, 1.0, 3.0, 6.0, 1024.0, 0.5]),
+                            "pass@k", 5)
+    np.testing.assert_allclose(integer, real[..., :5], rtol=1e-9, atol=1e-12)
+    assert np.all(integer[..., 0] == 0.0)  # pass@0 = 0
+
+
+def test_same_seed_same_draws_whatever_the_thread_count():
+    rng = np.random.default_rng(2)
+    n = np.full((3, 40), 8)
+    c = rng.binomial(8, 0.5, size=(3, 40))
+    a = rng.lognormal(0, 0.3, (2, 100, 3))
+    b = rng.lognormal(0, 0.3, (2, 100, 3))
+    k = np.array([1.0, 4.0])
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = tasks_curve_fast(a, b, n, c, k, "pass^k", seed=9)
+    finally:
+        numba.set_num_threads(threads)
+    again = tasks_curve_fast(a, b, n, c, k, "pass^k", seed=9)
+    other = tasks_curve_fast(a, b, n, c, k, "pass^k", seed=10)
+    np.testing.assert_array_equal(one, again)
+    assert not np.allclose(one, other)
+
+
+def test_missing_cells_are_left_out_and_empty_systems_are_nan():
+    n = np.array([[4, 0, 4], [0, 0, 0]])
+    c = np.array([[4, 0, 4], [0, 0, 0]])
+    a = np.full((1, 50, 2), 50.0)
+    b = np.full((1, 50, 2), 1e-3)
     out = tasks_curve_fast(a, b, n, c, np.array([1.0]), "pass@k", seed=0)
-    assert np.all(out > 0.99)
+    assert np.all(out[:, :, 0] > 0.99)
+    assert np.all(np.isnan(out[:, :, 1]))
+
+
+def test_model_uses_the_kernel_above_the_threshold_and_matches_numpy_draws(monkeypatch):
+    # Same posterior, both paths: distributions per (system, k) must agree (two-sample KS),
+    # and the kernel must actually be the one used above the threshold.
+    rng = np.random.default_rng(4)
+    p = rng.beta(0.5, 0.7, size=(2, 200))
+    n = np.full((2, 200), 16)
+    data = EvalData.from_arrays(n, rng.binomial(16, p))
+    model = BetaBinomialModel()
+    shape = (2, 1500, 2)
+    posterior = xr.Dataset(
+        {"mu_logit": (("chain", "draw", "system"), rng.normal([-0.3, 0.2], 0.05, shape)),
+         "kappa": (("chain", "draw", "system"), rng.lognormal(0.2, 0.1, shape))},
+        coords={"chain": [0, 1], "draw": np.arange(1500), "system": data.systems},
+    )
+    k = np.array([1.0, 16.0, 256.0])
+    monkeypatch.setattr(beta_binomial, "FAST_CURVE_MIN_TASK_DRAWS", 0)
+    fast = model.curve(posterior, data, k, "pass@k", "tasks", False, seed=1).values
+    direct = tasks_curve_fast(*model._ab(posterior), n, data.c.values, k, "pass@k", 1)
+    np.testing.assert_array_equal(fast, direct)
+    numpy_path = Model._tasks_curve(model, posterior, data, k, "pass@k", False, 1)
+    for s in range(2):
+        for j in range(len(k)):
+            x, y = fast[:, :, s, j].ravel(), numpy_path[:, :, s, j].ravel()
+            assert stats.ks_2samp(x, y).pvalue > 1e-3
+    # below the threshold the NumPy path is used (its numbers, unchanged)
+    monkeypatch.setattr(beta_binomial, "FAST_CURVE_MIN_TASK_DRAWS", 10**12)
+    small = model.curve(posterior, data, k, "pass@k", "tasks", False, seed=1).values
+    np.testing.assert_array_equal(small, numpy_path)

@@ -20,7 +20,8 @@ PACKAGE = SRC / "evalbayes"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("maths", ("evalbayes._version", "evalbayes.names", "evalbayes.metrics",
                "evalbayes.intervals", "evalbayes.sbc", "evalbayes.rendering",
-               "evalbayes.attempt_metrics", "evalbayes.curves_fast")),
+               "evalbayes.attempt_metrics", "evalbayes.curves_fast",
+               "evalbayes.curves_kernel")),
     ("data", ("evalbayes.data", "evalbayes.io", "evalbayes.datasets", "evalbayes.extrapolation")),
     ("frequentist", ("evalbayes.frequentist",)),
     ("inference", ("evalbayes.inference", "evalbayes.fingerprint")),
