@@ -157,7 +157,8 @@ def cmd_grad(args) -> None:
         print(f"| {variant} | {ms:.3f} | {ratio} | {compile_s:.1f} | {load:.1f} |")
 
 
-def run_nuts(data, variant: str, draws: int, tune: int, chains: int, seed: int = 0):
+def run_nuts(data, variant: str, draws: int, tune: int, chains: int, seed: int = 0,
+             chain_method: str = "parallel"):
     """Full NUTS for one variant; returns (compile s, sample s, summary dict, tree)."""
     import arviz_stats  # noqa: F401
 
@@ -171,7 +172,7 @@ def run_nuts(data, variant: str, draws: int, tune: int, chains: int, seed: int =
             tree = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,
                              target_accept=0.9, nuts_sampler="numpyro", progressbar=False,
                              compute_convergence_checks=False,
-                             nuts_sampler_kwargs={"chain_method": "parallel"})
+                             nuts_sampler_kwargs={"chain_method": chain_method})
         compile_s, sample_s = float("nan"), time.perf_counter() - t0
     else:
         import nutpie
@@ -193,8 +194,9 @@ def cmd_nuts(args) -> None:
     data = data[0] if isinstance(data, tuple) else data
     load0 = load_avg()
     compile_s, sample_s, diag, steps, _ = run_nuts(data, args.variant, args.draws, args.tune,
-                                                   args.chains)
-    print(f"{args.data} {data.n.shape} {args.variant} {args.chains}x({args.tune}+{args.draws}): "
+                                                   args.chains, chain_method=args.chain_method)
+    print(f"{args.data} {data.n.shape} {args.variant} ({args.chain_method}) "
+          f"{args.chains}x({args.tune}+{args.draws}): "
           f"compile {compile_s:.1f} s, sampling {sample_s:.1f} s, "
           f"max R-hat {diag.rhat_max:.4f}, min bulk ESS {diag.ess_bulk_min:.0f}, "
           f"divergences {diag.divergences}, gradients/draw {steps:.1f}, "
@@ -259,6 +261,8 @@ def main() -> None:
     n.add_argument("--draws", type=int, default=1000)
     n.add_argument("--tune", type=int, default=1000)
     n.add_argument("--chains", type=int, default=4)
+    n.add_argument("--chain-method", default="parallel", choices=("parallel", "vectorized"),
+                   help="numpyro: chains on 4 XLA host devices, or vmapped on one")
     a = sub.add_parser("approx")
     a.add_argument("--data", default="swebench")
     a.add_argument("--methods", default="laplace,pathfinder,advi")

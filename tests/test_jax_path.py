@@ -72,3 +72,23 @@ def test_gpu_script_runs_at_tiny_size():
     assert out.returncode == 0, out.stderr[-2000:]
     assert "device:" in out.stdout and "ms per gradient" in out.stdout
     assert "NUTS 2 x (30 + 30)" in out.stdout
+
+
+def test_numpyro_fit_runs_one_cpu_device_per_chain():
+    # In a fresh process (JAX not yet imported), method="numpyro" must give numpyro one host
+    # device per chain, so the chains run in parallel on CPU rather than in sequence.
+    script = (
+        "import os\n"
+        "os.environ.pop('XLA_FLAGS', None)\n"
+        "import numpy as np\n"
+        "from evalbayes.data import EvalData\n"
+        "from evalbayes.models import get_model\n"
+        "data = EvalData.from_arrays(np.full((2, 5), 4), np.array([[1, 2, 3, 4, 0]] * 2))\n"
+        "get_model('beta-binomial').fit(data, method='numpyro', draws=20, tune=20, chains=3,"
+        " seed=0, check=False)\n"
+        "import jax\n"
+        "print(jax.local_device_count(), os.environ['XLA_FLAGS'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()[-1]
+    assert out.split()[0] == "3", out
