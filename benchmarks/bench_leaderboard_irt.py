@@ -167,6 +167,10 @@ def run_nuts(data, variant: str, draws: int, tune: int, chains: int, seed: int =
     if variant == "numpyro":
         import pymc as pm
 
+        from evalbayes.inference import register_jax_softplus
+
+        if os.environ.get("EVALBAYES_PYTENSOR_SOFTPLUS") != "1":  # A/B: the old translation
+            register_jax_softplus()
         t0 = time.perf_counter()
         with pymc_model(data, "dense"):
             tree = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=seed,

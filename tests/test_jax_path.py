@@ -92,3 +92,29 @@ def test_numpyro_fit_runs_one_cpu_device_per_chain():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True).stdout.strip().splitlines()[-1]
     assert out.split()[0] == "3", out
+
+
+def test_registered_jax_softplus_matches_pytensor_and_has_sigmoid_gradient():
+    # The one-exponential translation must equal pytensor's own softplus (NumPy impl) in both
+    # tails and in between, and its JAX gradient must be the logistic function.
+    import jax
+    import jax.numpy as jnp
+    import pytensor
+    import pytensor.tensor as pt
+    from scipy.special import expit
+
+    from evalbayes.inference import register_jax_softplus
+
+    register_jax_softplus()
+    x = np.array([-800.0, -40.0, -37.5, -5.0, -1e-9, 0.0, 1e-9, 3.0, 17.9, 18.1, 33.0, 40.0,
+                  800.0])
+    v = pt.dvector("v")
+    reference = pytensor.function([v], pt.softplus(v), mode="FAST_COMPILE")(x)
+    jaxed = pytensor.function([v], pt.softplus(v), mode="JAX")(x)
+    np.testing.assert_allclose(jaxed, reference, rtol=1e-14, atol=1e-300)
+    from pytensor.link.jax.dispatch import jax_funcify
+    from pytensor.scalar import Softplus
+
+    softplus = jax_funcify(Softplus(pytensor.scalar.upgrade_to_float))
+    grad = jax.vmap(jax.grad(lambda t: softplus(t)))(jnp.asarray(x))
+    np.testing.assert_allclose(np.asarray(grad), expit(x), rtol=1e-14, atol=1e-300)
