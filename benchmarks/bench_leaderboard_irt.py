@@ -10,10 +10,14 @@ Usage (from the repository root, PYTHONPATH=src):
   numba-long   nutpie, numba backend, long (observed-cell) graph   <- the current method
   numba-dense  nutpie, numba backend, dense masked graph
   jax-dense    nutpie, JAX backend (logp and gradient jitted by XLA), dense graph
-  numpyro      the jitted JAX gradient that pm.sample(nuts_sampler="numpyro") uses, dense
+  numpyro      the jitted JAX gradient of the dense graph with pytensor's JAX softplus
+  numpyro-softplus  the same after register_jax_softplus (what fit(method="numpyro") uses;
+               keep it last: the registration holds for the rest of the process)
 and prints ms per gradient, the ratio to numba-long, and the 1-minute load average.
-``nuts`` runs full NUTS (chains x (tune + draws)) for one variant and prints seconds (compile
-and sampling apart), max R-hat, min bulk ESS, divergences and gradients per draw.
+``nuts`` runs full NUTS (chains x (tune + draws)) for one variant (``numpyro`` there uses the
+registered softplus, as the library does; ``EVALBAYES_PYTENSOR_SOFTPLUS=1`` for the old one)
+and prints seconds (compile and sampling apart), max R-hat, min bulk ESS, divergences and
+gradients per draw.
 Results: benchmarks/leaderboard_irt.md.
 """
 
@@ -30,7 +34,7 @@ if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", "")
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                                + " --xla_force_host_platform_device_count=4").strip()
 
-VARIANTS = ("numba-long", "numba-dense", "jax-dense", "numpyro")
+VARIANTS = ("numba-long", "numba-dense", "jax-dense", "numpyro", "numpyro-softplus")
 
 
 def load_avg() -> float:
@@ -141,7 +145,11 @@ def cmd_grad(args) -> None:
     rows = []
     for variant in args.variants.split(","):
         load0 = load_avg()
-        if variant == "numpyro":
+        if variant.startswith("numpyro"):
+            if variant == "numpyro-softplus":  # from here on, for the rest of the process
+                from evalbayes.inference import register_jax_softplus
+
+                register_jax_softplus()
             ms, compile_s = grad_ms_numpyro(data, args.evals)
         else:
             compiled, compile_s = compile_variant(data, variant)
@@ -261,7 +269,7 @@ def main() -> None:
     g.add_argument("--evals", type=int, default=200)
     n = sub.add_parser("nuts")
     n.add_argument("--data", default="swebench")
-    n.add_argument("--variant", default="jax-dense", choices=VARIANTS)
+    n.add_argument("--variant", default="jax-dense", choices=VARIANTS[:4])
     n.add_argument("--draws", type=int, default=1000)
     n.add_argument("--tune", type=int, default=1000)
     n.add_argument("--chains", type=int, default=4)
