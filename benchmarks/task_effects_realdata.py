@@ -10,7 +10,8 @@
 * HumanEval+ full data: posterior P(broken) for tasks unsolved by every system and for tasks
   solved at least 5 times by some system.
 
-Usage: ``python benchmarks/task_effects_realdata.py [--only NAME ...] [--swe]``.
+Usage: ``python benchmarks/task_effects_realdata.py [--only NAME ...] [--swe] [--draws N]
+[--full]`` (``--full``: 4 chains x ``--draws`` on the large data sets too).
 """
 
 from __future__ import annotations
@@ -128,6 +129,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="+", default=None)
     parser.add_argument("--swe", action="store_true", help="run the full SWE-bench fit")
     parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--full", action="store_true",
+                        help="4 chains x --draws also above 5000 cells (else 2 x (300 + 300))")
     args = parser.parse_args(argv)
     names = args.only or ["tinyagent", "tau-bench", "terminal-bench", "humaneval+", "swe-bench"]
     print("| data | systems x tasks | cells | max n | chains x (tune+draws) | seconds | "
@@ -143,7 +146,7 @@ def main(argv=None) -> int:
                   f"compile {compile_s:.0f} s, {1000 * per_grad:.0f} ms per gradient, "
                   f"{per_draw:.0f} gradients per draw in a short warm-up | | | |", flush=True)
             continue
-        chains, draws = (2, 300) if cells > 5000 else (4, args.draws)
+        chains, draws = (2, 300) if cells > 5000 and not args.full else (4, args.draws)
         post, seconds, diag = fit(data, draws, chains)
         print(f"| {name} | {S} x {T} | {cells} | {int(data.n.max())} | {chains} x "
               f"({draws}+{draws}) | {seconds:.0f} | {diag.rhat_max:.3f} | "
