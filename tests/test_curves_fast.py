@@ -13,7 +13,24 @@ from evalbayes.curves_fast import tasks_curve_fast
 from evalbayes.data import EvalData
 from evalbayes.models import beta_binomial
 from evalbayes.models.base import Model
-from evalbayes.models.beta_binomial import BetaBinomialModel
+from evalbayes.models.beta_binomial import BetaBinomialModel, _unique_cells
+
+
+def _curve(a, b, n, c, k, metric, seed):
+    """``tasks_curve_fast`` on (system, task) counts, collapsed as the model collapses them."""
+    cells = _unique_cells(EvalData.from_arrays(n, c))
+    return tasks_curve_fast(a, b, cells.system, cells.n, cells.c, cells.weight, k, metric,
+                            seed)
+
+
+def _random_case(seed, systems, tasks, trials, p, draws):
+    """Counts with success probability ``p`` and log-normal ``(a, b)`` draws (2 chains)."""
+    rng = np.random.default_rng(seed)
+    n = np.full((systems, tasks), trials)
+    c = rng.binomial(trials, p, size=(systems, tasks))
+    a = rng.lognormal(0, 0.3, (2, draws, systems))
+    b = rng.lognormal(0, 0.3, (2, draws, systems))
+    return n, c, a, b
 
 
 @pytest.mark.parametrize(
@@ -27,8 +44,8 @@ def test_one_task_draws_follow_the_conjugate_beta(shape_a, shape_b, metric):
     c = 0 if shape_b > 1 else 1
     a = np.full((1, draws, 1), shape_a - c)
     b = np.full((1, draws, 1), shape_b - 1.0 + c)
-    out = tasks_curve_fast(a, b, np.array([[1]]), np.array([[c]]), np.array([1.0, 3.0]),
-                           metric, seed=3)[0, :, 0]
+    out = _curve(a, b, np.array([[1]]), np.array([[c]]), np.array([1.0, 3.0]), metric,
+                 seed=3)[0, :, 0]
     # pass@1 = pass^1 = p, against NumPy's Beta generator; both censored at 1e-12 (pass@1 is
     # computed as 1 - (1 - p), which is 0 for p < 1e-16, immaterial in a task average)
     reference = np.random.default_rng(0).beta(shape_a, shape_b, draws)
@@ -52,8 +69,8 @@ def test_task_average_mean_matches_closed_form():
     c = rng.binomial(n, 0.3)
     a, b = 0.4, 1.7
     k = np.array([1.0, 2.0, 5.0, 64.0, 1024.0])
-    out = tasks_curve_fast(np.full((1, 4000, 1), a), np.full((1, 4000, 1), b), n, c, k,
-                           "pass@k", seed=11)[0, :, 0]
+    out = _curve(np.full((1, 4000, 1), a), np.full((1, 4000, 1), b), n, c, k, "pass@k",
+                 seed=11)[0, :, 0]
     big_a, big_b = a + c[0], b + n[0] - c[0]
     expected = [1 - np.mean(np.exp(betaln(big_a, big_b + kj) - betaln(big_a, big_b)))
                 for kj in k]
@@ -64,35 +81,37 @@ def test_task_average_mean_matches_closed_form():
 
 def test_integer_and_real_exponent_paths_agree():
     # the same stream gives the same rates; only the powers differ (squaring vs exp(k log x))
-    rng = np.random.default_rng(1)
-    n = np.full((2, 30), 12)
-    c = rng.binomial(12, 0.4, size=(2, 30))
-    a = rng.lognormal(0, 0.3, (2, 50, 2))
-    b = rng.lognormal(0, 0.3, (2, 50, 2))
-    integer = tasks_curve_fast(a, b, n, c, np.array([0.0, 1.0, 3.0, 6.0, 1024.0]), "pass@k", 5)
-    real = tasks_curve_fast(a, b, n, c, np.array([0.0, 1.0, 3.0, 6.0, 1024.0, 0.5]),
-                            "pass@k", 5)
-    np.testing.assert_allclose(integer, real[..., :5], rtol=1e-9, atol=1e-12)
-    assert np.all(integer[..., 0] == 0.0)  # pass@0 = 0
+    n, c, a, b = _random_case(1, systems=2, tasks=30, trials=12, p=0.4, draws=50)
+    k = np.array([1.0, 3.0, 6.0, 1024.0])
+    integer = _curve(a, b, n, c, k, "pass@k", 5)
+    real = _curve(a, b, n, c, np.append(k, 0.5), "pass@k", 5)
+    np.testing.assert_allclose(integer, real[..., :4], rtol=1e-9, atol=1e-12)
 
 
 def test_same_seed_same_draws_whatever_the_thread_count():
-    rng = np.random.default_rng(2)
-    n = np.full((3, 40), 8)
-    c = rng.binomial(8, 0.5, size=(3, 40))
-    a = rng.lognormal(0, 0.3, (2, 100, 3))
-    b = rng.lognormal(0, 0.3, (2, 100, 3))
+    n, c, a, b = _random_case(2, systems=3, tasks=40, trials=8, p=0.5, draws=100)
     k = np.array([1.0, 4.0])
     threads = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = tasks_curve_fast(a, b, n, c, k, "pass^k", seed=9)
+        one = _curve(a, b, n, c, k, "pass^k", seed=9)
     finally:
         numba.set_num_threads(threads)
-    again = tasks_curve_fast(a, b, n, c, k, "pass^k", seed=9)
-    other = tasks_curve_fast(a, b, n, c, k, "pass^k", seed=10)
+    again = _curve(a, b, n, c, k, "pass^k", seed=9)
+    other = _curve(a, b, n, c, k, "pass^k", seed=10)
     np.testing.assert_array_equal(one, again)
     assert not np.allclose(one, other)
+
+
+def test_bad_cells_get_a_clear_error():
+    a = b = np.ones((1, 3, 2))
+    k = np.array([1.0])
+    with pytest.raises(ValueError, match="sorted system indices"):
+        tasks_curve_fast(a, b, [1, 0], [4, 4], [1, 2], [1, 1], k, "pass@k")
+    with pytest.raises(ValueError, match="0 <= c <= n"):
+        tasks_curve_fast(a, b, [0, 1], [4, 4], [5, 2], [1, 1], k, "pass@k")
+    with pytest.raises(ValueError, match="k must be positive"):
+        tasks_curve_fast(a, b, [0, 1], [4, 4], [1, 2], [1, 1], np.array([0.0]), "pass@k")
 
 
 def test_missing_cells_are_left_out_and_empty_systems_are_nan():
@@ -100,7 +119,7 @@ def test_missing_cells_are_left_out_and_empty_systems_are_nan():
     c = np.array([[4, 0, 4], [0, 0, 0]])
     a = np.full((1, 50, 2), 50.0)
     b = np.full((1, 50, 2), 1e-3)
-    out = tasks_curve_fast(a, b, n, c, np.array([1.0]), "pass@k", seed=0)
+    out = _curve(a, b, n, c, np.array([1.0]), "pass@k", seed=0)
     assert np.all(out[:, :, 0] > 0.99)
     assert np.all(np.isnan(out[:, :, 1]))
 
@@ -122,7 +141,7 @@ def test_model_uses_the_kernel_above_the_threshold_and_matches_numpy_draws(monke
     k = np.array([1.0, 16.0, 256.0])
     monkeypatch.setattr(beta_binomial, "FAST_CURVE_MIN_TASK_DRAWS", 0)
     fast = model.curve(posterior, data, k, "pass@k", "tasks", False, seed=1).values
-    direct = tasks_curve_fast(*model._ab(posterior), n, data.c.values, k, "pass@k", 1)
+    direct = _curve(*model._ab(posterior), n, data.c.values, k, "pass@k", 1)
     np.testing.assert_array_equal(fast, direct)
     numpy_path = Model._tasks_curve(model, posterior, data, k, "pass@k", False, 1)
     for s in range(2):

@@ -29,28 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from evalbayes.curves_kernel import task_power_sums
+from evalbayes.names import check_k, check_metric
 
 __all__ = ["tasks_curve_fast"]
-
-
-def _cells(n: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Unique observed ``(n, c)`` cells per system in CSR form: ``n, c, weight, start``."""
-    cell_n, cell_c, cell_w, start = [], [], [], [0]
-    for s in range(n.shape[0]):
-        seen = n[s] > 0
-        keys, counts = np.unique(
-            np.stack([n[s, seen], c[s, seen]], axis=1), axis=0, return_counts=True
-        )
-        cell_n.append(keys[:, 0])
-        cell_c.append(keys[:, 1])
-        cell_w.append(counts)
-        start.append(start[-1] + len(counts))
-    return (
-        np.concatenate(cell_n).astype(np.int64),
-        np.concatenate(cell_c).astype(np.int64),
-        np.concatenate(cell_w).astype(np.int64),
-        np.asarray(start, np.int64),
-    )
 
 
 def _squaring_plan(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -65,8 +46,10 @@ def _squaring_plan(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def tasks_curve_fast(
     a: np.ndarray,
     b: np.ndarray,
-    n: np.ndarray,
-    c: np.ndarray,
+    cell_system: np.ndarray,
+    cell_n: np.ndarray,
+    cell_c: np.ndarray,
+    cell_weight: np.ndarray,
     k: np.ndarray,
     metric: str,
     seed: int = 0,
@@ -80,11 +63,12 @@ def tasks_curve_fast(
     ----------
     a, b : (chain, draw, system) arrays
         ``mu kappa`` and ``(1 - mu) kappa`` per posterior draw.
-    n, c : (system, task) integer arrays
-        Counts; ``n = 0`` marks a missing cell (left out of the average); a system with no
-        observed task gets NaN.
+    cell_system, cell_n, cell_c, cell_weight : (U,) arrays
+        The observed tasks collapsed into unique ``(system, n, c)`` cells, sorted by system,
+        and how many tasks share each (as the Beta-Binomial model collapses its data); a
+        system without cells gets NaN.
     k : (K,) array
-        Non-negative exponents (integers use repeated squaring; any real works).
+        Positive exponents (integers use repeated squaring; any real works).
     metric : {"pass@k", "pass^k"}
     seed : int
         Seeds the draws: row ``(draw, system)`` has its own stream derived from
@@ -95,40 +79,37 @@ def tasks_curve_fast(
     ndarray
         ``(chain, draw, system, K)``.
     """
-    if metric not in ("pass@k", "pass^k"):
-        raise ValueError(f"metric must be 'pass@k' or 'pass^k', got {metric!r}")
+    metric = check_metric(metric)
+    k = check_k(k)
     if seed < 0:
         raise ValueError(f"seed must be non-negative, got {seed}")
-    n = np.asarray(n, np.int64)
-    c = np.asarray(c, np.int64)
-    k = np.asarray(k, float)
     a = np.asarray(a, float)
     b = np.asarray(b, float)
-    if a.ndim != 3 or a.shape != b.shape or a.shape[2] != n.shape[0] or n.shape != c.shape:
-        raise ValueError(
-            f"a, b must be (chain, draw, system) and n, c (system, task) with the same systems; "
-            f"got a {a.shape}, b {b.shape}, n {n.shape}, c {c.shape}"
-        )
+    system, n, c, weight = (np.asarray(x, np.int64)
+                            for x in (cell_system, cell_n, cell_c, cell_weight))
+    if a.ndim != 3 or a.shape != b.shape:
+        raise ValueError(f"a and b must be (chain, draw, system) arrays of one shape; got "
+                         f"{a.shape} and {b.shape}")
+    chains, draws, n_sys = a.shape
+    if not (system.shape == n.shape == c.shape == weight.shape and system.ndim == 1):
+        raise ValueError("the cell arrays must be 1-D and of one length")
+    if np.any(np.diff(system) < 0) or np.any(system < 0) or np.any(system >= n_sys):
+        raise ValueError(f"cell_system must be sorted system indices in [0, {n_sys})")
     if not (np.all(a > 0) and np.all(b > 0)):
         raise ValueError("a and b must be positive (Beta parameters)")
-    if np.any(c < 0) or np.any(c > n):
-        raise ValueError("counts must satisfy 0 <= c <= n")
-    if np.any(k < 0):
-        raise ValueError("k must be non-negative")
-    chains, draws, n_sys = a.shape
-    tasks = (n > 0).sum(axis=1)
-    if len(k) == 0:
-        return np.empty((chains, draws, n_sys, 0))
-    cell_n, cell_c, cell_w, start = _cells(n, c)
+    if np.any(n < 1) or np.any(c < 0) or np.any(c > n) or np.any(weight < 1):
+        raise ValueError("cells must satisfy n >= 1, 0 <= c <= n and weight >= 1")
+    start = np.searchsorted(system, np.arange(n_sys + 1)).astype(np.int64)
+    tasks = np.bincount(system, weights=weight, minlength=n_sys)
     # x = 1 - p ~ Beta(b + n - c, a + c) for pass@k; x = p ~ Beta(a + c, b + n - c) for pass^k
     a_rows = np.ascontiguousarray(a.reshape(chains * draws, n_sys))
     b_rows = np.ascontiguousarray(b.reshape(chains * draws, n_sys))
     if metric == "pass@k":
-        args = (b_rows, a_rows, cell_n - cell_c, cell_c)
+        args = (b_rows, a_rows, n - c, c)
     else:
-        args = (a_rows, b_rows, cell_c, cell_n - cell_c)
+        args = (a_rows, b_rows, c, n - c)
     bit_index, bit_start = _squaring_plan(k)
-    sums = task_power_sums(*args, cell_w, start, k, bit_index, bit_start, int(seed))
+    sums = task_power_sums(*args, weight, start, k, bit_index, bit_start, int(seed))
     with np.errstate(invalid="ignore"):  # a system with no observed task: NaN, as its mean
         mean = sums / tasks[None, :, None]
     values = 1.0 - mean if metric == "pass@k" else mean

@@ -186,7 +186,7 @@ def task_power_sums(
     cell_start : (S + 1,) int array
         System ``s`` owns cells ``cell_start[s]:cell_start[s + 1]``.
     k : (K,) float array
-        Exponents.
+        Positive exponents.
     bit_index, bit_start : int arrays
         Repeated squaring plan for integer k: ``x^k[i]`` is the product of ``x^(2^j)`` over
         ``j in bit_index[bit_start[i]:bit_start[i + 1]]`` (the set bits of ``k[i]``). An
@@ -199,8 +199,8 @@ def task_power_sums(
     out = np.zeros((n_draws, n_sys, n_k))
     integer_k = len(bit_start) > 0
     top = bit_index.max() + 1 if len(bit_index) else 1
-    # k with two or more set bits need per-task products of squares (powers of two and 0 are
-    # read off the sums of squares); has_bit[i, j]: bit j is set in the i-th such k
+    # k with two or more set bits need per-task products of squares (powers of two are read
+    # off the sums of squares); has_bit[i, j]: bit j is set in the i-th such k
     composite = np.array([i for i in range(n_k) if integer_k
                           and bit_start[i + 1] - bit_start[i] > 1], dtype=np.int64)
     has_bit = np.zeros((len(composite), top), dtype=np.bool_)
@@ -217,10 +217,8 @@ def task_power_sums(
         products = np.empty((len(composite), max_weight))
         square_sums = np.zeros(top)
         acc = np.zeros(n_k)
-        tasks = 0.0
         for u in range(cell_start[s], cell_start[s + 1]):
             w = cell_weight[u]
-            tasks += w
             shape_x = base_shape[d, s] + cell_offset[u]
             shape_y = other_shape[d, s] + cell_other[u]
             # Gamma constants for shape (or shape + 1 when boosted), once per cell and draw
@@ -255,14 +253,11 @@ def task_power_sums(
                 for i in range(w):
                     log_x = math.log(x[i]) if x[i] > 0.0 else -math.inf
                     for kk in range(n_k):
-                        acc[kk] += math.exp(k[kk] * log_x) if k[kk] > 0.0 else 1.0
-        if integer_k:  # sum of x^k for k = 2^j is the sum of the j-th squares; k = 0 is T
+                        acc[kk] += math.exp(k[kk] * log_x)
+        if integer_k:  # the sum of x^k for k = 2^j is the sum of the j-th squares
             for i in range(n_k):
-                width = bit_start[i + 1] - bit_start[i]
-                if width == 1:
+                if bit_start[i + 1] - bit_start[i] == 1:
                     acc[i] = square_sums[bit_index[bit_start[i]]]
-                elif width == 0:
-                    acc[i] = tasks
         for i in range(n_k):
             out[d, s, i] = acc[i]
     return out

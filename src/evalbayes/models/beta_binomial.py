@@ -390,8 +390,9 @@ class BetaBinomialModel(Model):
         With ``pooling="partial"``, no per-task output and at least
         :data:`FAST_CURVE_MIN_TASK_DRAWS` (draws x observed cells), the task average is drawn
         by :func:`evalbayes.curves_fast.tasks_curve_fast`: the same exact conjugate draws of
-        every rate, fused into one compiled pass (no rates array; ~10-20x faster, measured
-        in ``benchmarks/bench_curves.py``), from its own per-(draw, system) streams. Smaller
+        every rate, fused into one compiled pass (no rates array; 6.1-6.5x faster on 4000 draws x
+        100 systems x 500 tasks x 11 k, ``benchmarks/scale.md``), from its own per-(draw,
+        system) streams. Smaller
         grids keep the NumPy path, which needs no compilation (the kernel's first use
         compiles for several seconds, then comes from numba's on-disk cache).
         """
@@ -402,7 +403,9 @@ class BetaBinomialModel(Model):
         from evalbayes.curves_fast import tasks_curve_fast  # numba: imported when needed
 
         a, b = self._ab(posterior)
-        return tasks_curve_fast(a, b, data.n.values, data.c.values, k, metric, seed)
+        cells = _unique_cells(data)
+        return tasks_curve_fast(a, b, cells.system, cells.n, cells.c, cells.weight, k, metric,
+                                seed)
 
     def rates(
         self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice
