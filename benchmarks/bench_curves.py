@@ -37,8 +37,8 @@ systems (default 10), where every other method is measured too. The full grid me
 library methods and ``numpy tasks``, the baseline of the speed target.
 
 Peak memory is measured with ``tracemalloc`` (NumPy reports its allocations to it), time with
-``time.perf_counter``; both in the same call (tracemalloc's per-allocation overhead is
-negligible for these array sizes). Run::
+``time.perf_counter`` in a separate, untraced call (tracemalloc's per-allocation cost inflated
+the compiled kernel's time by 60 % when both were taken from one call). Run::
 
     .venv/bin/python benchmarks/bench_curves.py            # full grid, ~1-2 minutes
     .venv/bin/python benchmarks/bench_curves.py --quick    # small smoke run
@@ -149,12 +149,18 @@ def accuracy(kernel: np.ndarray, numpy_a: np.ndarray, numpy_b: np.ndarray) -> No
 
 
 def measure(func: Callable[[], Any]) -> tuple[float, float, Any]:
-    """Seconds and peak traced memory (MB) of one call, and its result."""
-    tracemalloc.start()
-    tracemalloc.reset_peak()
+    """Seconds of one untraced call, peak traced memory (MB) of a second call, and the result.
+
+    Two calls, because tracemalloc's per-allocation cost is not negligible for every method:
+    the compiled kernel's small scratch allocations (numba's allocator is traced) added
+    1.3-1.5 s to its 2.2 s when timed under tracemalloc.
+    """
     start = time.perf_counter()
     result = func()
     seconds = time.perf_counter() - start
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    func()
     peak = tracemalloc.get_traced_memory()[1] / 1e6
     tracemalloc.stop()
     return seconds, peak, result
@@ -219,6 +225,77 @@ def run(n_draws: int, n_systems: int, n_tasks: int, n_trials: int, k: np.ndarray
     print(f"load average (1 min) at the end {os.getloadavg()[0]:.2f}")
 
 
+def gamma_rates(tasks: int = 100, variates: int = 2_000_000) -> None:
+    """ns per Gamma variate, one thread: the kernel's vectorised batch against the scalar
+    Marsaglia-Tsang generator it replaced, and the share of proposals finished by the scalar
+    code; the same for the boost ``U^(1/s)`` of shapes below 1 (``--gamma``)."""
+    from numba import njit
+
+    from evalbayes.curves_kernel import _boost, _gamma_batch, _gamma_unit, _word
+
+    @njit
+    def batched(d: float, scale: float, reps: int, w: int) -> tuple[float, int]:
+        out, pending = np.empty(w), np.empty(w, dtype=np.bool_)
+        key, total, finished = np.uint64(12345), 0.0, 0
+        for _ in range(reps):
+            key = _gamma_batch(d, scale, key, w, out, pending)
+            total += out.sum()
+            finished += pending.sum()
+        return total, finished
+
+    @njit
+    def scalar(d: float, scale: float, reps: int, w: int) -> float:
+        out, state, total = np.empty(w), np.uint64(12345), 0.0
+        for _ in range(reps):
+            for i in range(w):
+                out[i], state = _gamma_unit(d, scale, state)
+            total += out.sum()
+        return total
+
+    print(f"Gamma variates, {tasks} per cell, one thread; load {os.getloadavg()[0]:.1f}")
+    print(f"{'shape':>6} {'scalar ns':>10} {'batch ns':>9} {'ratio':>6} {'finished alone':>15}")
+    for shape in (1.0, 3.0, 30.0):
+        d = shape - 1.0 / 3.0
+        scale = 1.0 / np.sqrt(9.0 * d)
+        reps = variates // tasks
+        batched(d, scale, 2, tasks)
+        scalar(d, scale, 2, tasks)
+        t0 = time.perf_counter()
+        _, finished = batched(d, scale, reps, tasks)
+        t_batch = (time.perf_counter() - t0) / (reps * tasks) * 1e9
+        t0 = time.perf_counter()
+        scalar(d, scale, reps, tasks)
+        t_scalar = (time.perf_counter() - t0) / (reps * tasks) * 1e9
+        print(f"{shape:6.1f} {t_scalar:10.2f} {t_batch:9.2f} {t_scalar / t_batch:6.2f} "
+              f"{finished / (reps * tasks):15.3f}")
+
+    @njit
+    def boost(vectorised: bool, shape: float, reps: int, w: int) -> float:
+        values, uniform, scale = np.ones(w), np.empty(w), np.empty(w)
+        key, total = np.uint64(3), 0.0
+        for _ in range(reps):
+            if vectorised:
+                key = _boost(values, w, shape, key, uniform, scale)
+            else:  # the scalar boost it replaced
+                for i in range(w):
+                    u = (float(np.int64(_word(key, i + 1) >> np.uint64(11))) + 0.5) / 2.0**53
+                    values[i] *= np.exp(np.log(u) / shape)
+                key += np.uint64(w + 1) * np.uint64(0x9E3779B97F4A7C15)
+            total += values[0]
+            values[:] = 1.0
+        return total
+
+    reps = variates // tasks
+    seconds = []
+    for vectorised in (False, True):
+        boost(vectorised, 0.5, 2, tasks)
+        t0 = time.perf_counter()
+        boost(vectorised, 0.5, reps, tasks)
+        seconds.append((time.perf_counter() - t0) / (reps * tasks) * 1e9)
+    print(f"boost U^(1/s), s = 0.5: scalar {seconds[0]:.2f} ns, vectorised {seconds[1]:.2f} ns, "
+          f"ratio {seconds[0] / seconds[1]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--draws", type=int, default=4000)
@@ -228,7 +305,12 @@ def main() -> None:
     parser.add_argument("--kmax", type=int, default=1024)
     parser.add_argument("--baseline-systems", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="400 draws x 10 systems x 100 tasks")
+    parser.add_argument("--gamma", action="store_true",
+                        help="only the Gamma generator: vectorised batch vs scalar, ns per variate")
     args = parser.parse_args()
+    if args.gamma:
+        gamma_rates()
+        return
     if args.quick:
         args.draws, args.systems, args.tasks, args.baseline_systems = 400, 10, 100, 5
     if not 1 <= args.baseline_systems <= args.systems:

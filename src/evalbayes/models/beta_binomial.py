@@ -390,11 +390,11 @@ class BetaBinomialModel(Model):
         With ``pooling="partial"``, no per-task output and at least
         :data:`FAST_CURVE_MIN_TASK_DRAWS` (draws x observed cells), the task average is drawn
         by :func:`evalbayes.curves_fast.tasks_curve_fast`: the same exact conjugate draws of
-        every rate, fused into one compiled pass (no rates array; 6.1-6.5x faster on 4000 draws x
-        100 systems x 500 tasks x 11 k, ``benchmarks/scale.md``), from its own per-(draw,
-        system) streams. Smaller
-        grids keep the NumPy path, which needs no compilation (the kernel's first use
-        compiles for several seconds, then comes from numba's on-disk cache).
+        every rate, fused into one compiled pass (no rates array; 10x faster on 4000 draws x
+        100 systems x 500 tasks x 11 k on an idle 2-core machine, ``benchmarks/scale.md``),
+        from its own per-(draw, system) streams. Smaller grids keep the NumPy path, which needs
+        no compilation (the kernel's first use compiles for several seconds, then comes from
+        numba's on-disk cache).
         """
         chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
         size = chains * draws * int((data.n.values > 0).sum())
