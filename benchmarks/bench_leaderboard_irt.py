@@ -11,8 +11,11 @@ Usage (from the repository root, PYTHONPATH=src):
   numba-dense  nutpie, numba backend, dense masked graph
   jax-dense    nutpie, JAX backend (logp and gradient jitted by XLA), dense graph
   numpyro      the jitted JAX gradient of the dense graph with pytensor's JAX softplus
-  numpyro-softplus  the same after register_jax_softplus (what fit(method="numpyro") uses;
-               keep it last: the registration holds for the rest of the process)
+  numpyro-softplus-binomial  the same after register_jax_softplus, with the general binomial
+               form c eta - n softplus(eta) forced on binary data (the round-5 library graph)
+  numpyro-softplus  the same after register_jax_softplus (what fit(method="numpyro") uses:
+               on binary data the sign form -n softplus((1 - 2c) eta); keep the softplus
+               variants last: the registration holds for the rest of the process)
 and prints ms per gradient, the ratio to numba-long, and the 1-minute load average.
 ``nuts`` runs full NUTS (chains x (tune + draws)) for one variant (``numpyro`` there uses the
 registered softplus, as the library does; ``EVALBAYES_PYTENSOR_SOFTPLUS=1`` for the old one)
@@ -34,7 +37,8 @@ if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", "")
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                                + " --xla_force_host_platform_device_count=4").strip()
 
-VARIANTS = ("numba-long", "numba-dense", "jax-dense", "numpyro", "numpyro-softplus")
+VARIANTS = ("numba-long", "numba-dense", "jax-dense", "numpyro", "numpyro-softplus-binomial",
+            "numpyro-softplus")
 
 
 def load_avg() -> float:
@@ -76,11 +80,19 @@ def synthetic(n_sys: int, n_task: int, seed: int = 0, share: float = 1.0):
     return EvalData.from_arrays(n, c), {"theta": theta, "b": b, "a": a}
 
 
-def pymc_model(data, layout: str):
+def pymc_model(data, layout: str, binary_form: bool = True):
+    """The library's 2PL graph; ``binary_form=False`` forces the general binomial form of the
+    dense likelihood on binary data (for the same-run comparison of the two forms)."""
+    from dataclasses import replace
+
     from evalbayes.models.irt import IRTModel
 
     model = IRTModel(kind="2pl", layout=layout)
-    return model.build(model.inputs(data))
+    inputs = model.inputs(data)
+    if not binary_form and inputs.shape_key[0] == "dense":
+        layout_, n_sys, n_task, _binary, centered = inputs.shape_key
+        inputs = replace(inputs, shape_key=(layout_, n_sys, n_task, False, centered))
+    return model.build(inputs)
 
 
 def compile_variant(data, variant: str):
@@ -115,12 +127,12 @@ def grad_ms_nutpie(compiled, evals: int) -> float:
     return 1e3 * wall / steps
 
 
-def grad_ms_numpyro(data, evals: int) -> tuple[float, float]:
+def grad_ms_numpyro(data, evals: int, binary_form: bool = True) -> tuple[float, float]:
     import jax
     from pymc.sampling.jax import get_jaxified_logp
 
     t0 = time.perf_counter()
-    model = pymc_model(data, "dense")
+    model = pymc_model(data, "dense", binary_form)
     from pymc.model.transform.optimization import freeze_dims_and_data
 
     model = freeze_dims_and_data(model)
@@ -146,11 +158,12 @@ def cmd_grad(args) -> None:
     for variant in args.variants.split(","):
         load0 = load_avg()
         if variant.startswith("numpyro"):
-            if variant == "numpyro-softplus":  # from here on, for the rest of the process
+            if variant.startswith("numpyro-softplus"):  # from here on, for the whole process
                 from evalbayes.inference import register_jax_softplus
 
                 register_jax_softplus()
-            ms, compile_s = grad_ms_numpyro(data, args.evals)
+            ms, compile_s = grad_ms_numpyro(data, args.evals,
+                                            binary_form=not variant.endswith("-binomial"))
         else:
             compiled, compile_s = compile_variant(data, variant)
             ms = grad_ms_nutpie(compiled, args.evals)

@@ -15,9 +15,9 @@ SETTINGS = [
 ]
 
 
-def _data(seed: int = 0, n_sys: int = 5, n_task: int = 9) -> EvalData:
+def _data(seed: int = 0, n_sys: int = 5, n_task: int = 9, max_n: int = 4) -> EvalData:
     rng = np.random.default_rng(seed)
-    n = rng.integers(1, 5, (n_sys, n_task))
+    n = rng.integers(1, max_n + 1, (n_sys, n_task))
     n[0, 1] = n[3, 2] = n[4, 8] = 0  # missing cells
     c = rng.binomial(n, 0.4)
     c[:, 5] = 0
@@ -31,9 +31,13 @@ def _logp(model: IRTModel, data: EvalData):
     return pm_model, pm_model.compile_logp(), pm_model.compile_dlogp()
 
 
-@pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: "-".join(map(str, s.values())))
-def test_dense_and_long_graphs_give_the_same_log_density(settings):
-    data = _data()
+@pytest.mark.parametrize("max_n", [4, 1], ids=["binomial", "binary"])
+@pytest.mark.parametrize("settings", [*SETTINGS, {"kind": "1pl"}],
+                         ids=lambda s: "-".join(map(str, s.values())))
+def test_dense_and_long_graphs_give_the_same_log_density(settings, max_n):
+    """With n <= 1 in every cell the dense graph takes the sign form ``-n softplus((1 - 2c) eta)``
+    (missing cells included); the long graph is the two-softplus reference."""
+    data = _data(max_n=max_n)
     long_model, long_logp, long_dlogp = _logp(IRTModel(layout="long", **settings), data)
     dense_model, dense_logp, dense_dlogp = _logp(IRTModel(layout="dense", **settings), data)
     assert "cell_n" in long_model.named_vars and "obs_n" in dense_model.named_vars
@@ -46,14 +50,17 @@ def test_dense_and_long_graphs_give_the_same_log_density(settings):
         np.testing.assert_allclose(dense_dlogp(point), long_dlogp(point), rtol=1e-8, atol=1e-10)
 
 
-def test_dense_log_density_matches_scipy_binomial():
+@pytest.mark.parametrize("max_n", [4, 1], ids=["binomial", "binary"])
+def test_dense_log_density_matches_scipy_binomial(max_n):
     """Dense 2PL likelihood = sum of scipy binomial log pmfs minus the log C(n, c) constants."""
     from scipy import stats
     from scipy.special import expit, gammaln
 
-    data = _data(seed=3)
+    data = _data(seed=3, max_n=max_n)
     model = IRTModel(kind="2pl", layout="dense")
-    pm_model = model.build(model.inputs(data))
+    inputs = model.inputs(data)
+    assert inputs.shape_key[3] == (max_n == 1)  # the sign form is taken for binary cells
+    pm_model = model.build(inputs)
     point = {k: v + 0.3 for k, v in pm_model.initial_point().items()}
     outs = pm_model.replace_rvs_by_values(
         [pm_model.potentials[0], pm_model["theta"], pm_model["b"], pm_model["a"]]
