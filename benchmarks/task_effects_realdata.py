@@ -9,14 +9,20 @@
   Beta-Binomial.
 * HumanEval+ full data: posterior P(broken) for tasks unsolved by every system and for tasks
   solved at least 5 times by some system.
+* SWE-bench Verified (with ``--swe``): for every adjacent pair of systems (ordered by their
+  solve rate), the exact McNemar test on the 500 tasks against the model's P(B > A) of
+  population pass@1 (paired through the shared task effects): do they agree in direction on
+  every pair with p < 0.05?
 
 Usage: ``python benchmarks/task_effects_realdata.py [--only NAME ...] [--swe] [--draws N]
-[--full]`` (``--full``: 4 chains x ``--draws`` on the large data sets too).
+[--full] [--method nutpie|numpyro]`` (``--full``: 4 chains x ``--draws`` on the large data
+sets too; ``--method numpyro`` needs the ``jax`` extra).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 import warnings
@@ -25,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from evalbayes import EvalData, datasets
-from evalbayes.frequentist import paired_bootstrap_ci
+from evalbayes.frequentist import mcnemar, paired_bootstrap_ci
 from evalbayes.models import BetaBinomialModel, TaskEffectsModel
 
 DATA = "/work/shared/data/"
@@ -55,12 +61,12 @@ def load(name):
     raise ValueError(name)
 
 
-def fit(data, draws, chains=4):
+def fit(data, draws, chains=4, method=None):
     t0 = time.time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         post = TaskEffectsModel().fit(data, draws=draws, tune=draws, chains=chains, seed=1,
-                                      check=False)
+                                      check=False, method=method)
     seconds = time.time() - t0
     diag = post.diagnostics(warn=False)
     return post, seconds, diag
@@ -124,11 +130,37 @@ def broken_tasks(post, data):
           "sigma_b", float(post.posterior["sigma_b"].mean()))
 
 
+def swe_bench_pairs(post, data):
+    """Adjacent pairs by solve rate: exact McNemar test vs the model's P(B > A), pass@1."""
+    c = data.c.values
+    order = np.argsort(c.mean(axis=1), kind="stable")
+    pop = post.pass_at_k(1, estimand="population").sel(k=1)
+    draws = pop.transpose("chain", "draw", "system").values.reshape(-1, c.shape[0])
+    rows = []
+    for lo, hi in itertools.pairwise(order):
+        only_lo = int(np.sum((c[lo] == 1) & (c[hi] == 0)))
+        only_hi = int(np.sum((c[hi] == 1) & (c[lo] == 0)))
+        test = mcnemar(only_lo, only_hi)
+        p_hi = float(np.mean(draws[:, hi] > draws[:, lo]))
+        rows.append((data.systems[lo], data.systems[hi], only_lo, only_hi, test.p_value, p_hi))
+    significant = [r for r in rows if r[4] < 0.05]
+    agree = [r for r in significant if (r[5] > 0.5) == (r[3] > r[2])]
+    print(f"SWE-bench adjacent pairs: {len(rows)}; McNemar p < 0.05: {len(significant)}; "
+          f"model P(B > A) on the same side: {len(agree)} of {len(significant)}")
+    for r in significant:
+        print(f"  {r[0]} vs {r[1]}: only A {r[2]}, only B {r[3]}, McNemar p {r[4]:.4f}, "
+              f"P(B > A) {r[5]:.3f}")
+    p_all = np.array([r[5] for r in rows])
+    print(f"  all pairs: P(B > A) median {np.median(p_all):.3f}, share > 0.5 "
+          f"{np.mean(p_all > 0.5):.2f} (B = the system with the higher solve rate)")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", default=None)
     parser.add_argument("--swe", action="store_true", help="run the full SWE-bench fit")
     parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--method", default=None, choices=("nutpie", "numpyro"))
     parser.add_argument("--full", action="store_true",
                         help="4 chains x --draws also above 5000 cells (else 2 x (300 + 300))")
     args = parser.parse_args(argv)
@@ -147,7 +179,7 @@ def main(argv=None) -> int:
                   f"{per_draw:.0f} gradients per draw in a short warm-up | | | |", flush=True)
             continue
         chains, draws = (2, 300) if cells > 5000 and not args.full else (4, args.draws)
-        post, seconds, diag = fit(data, draws, chains)
+        post, seconds, diag = fit(data, draws, chains, args.method)
         print(f"| {name} | {S} x {T} | {cells} | {int(data.n.max())} | {chains} x "
               f"({draws}+{draws}) | {seconds:.0f} | {diag.rhat_max:.3f} | "
               f"{diag.ess_bulk_min:.0f} | {diag.divergences} |", flush=True)
@@ -155,6 +187,8 @@ def main(argv=None) -> int:
             terminal_bench_pairs(post, data)
         if name == "humaneval+":
             broken_tasks(post, data)
+        if name == "swe-bench":
+            swe_bench_pairs(post, data)
     return 0
 
 
