@@ -60,6 +60,23 @@ def test_bad_configuration_raises(kwargs):
         TaskEffectsModel(**kwargs)
 
 
+def test_auto_parameterization_rule():
+    """Centred difficulty deviations from 10 trials per task on average and 4 systems."""
+    model = TaskEffectsModel()
+
+    def data(systems: int, tasks: int, trials: int) -> EvalData:
+        n = np.full((systems, tasks), trials)
+        return EvalData.from_arrays(n, n // 2)
+
+    assert model.centered(data(13, 80, 5))  # Terminal-Bench shape: 65 trials per task
+    assert not model.centered(data(9, 80, 1))  # 9 trials per task
+    assert not model.centered(data(3, 10, 64))  # TinyAgent shape: too few systems
+    assert not model.centered(data(6, 10, 1))  # 6 trials per task
+    assert model.centered(data(4, 10, 3))  # 12 trials per task, 4 systems
+    assert not TaskEffectsModel(parameterization="noncentered").centered(data(13, 80, 5))
+    assert TaskEffectsModel(parameterization="centered").centered(data(3, 10, 64))
+
+
 def test_unobserved_task_is_rejected():
     n = np.array([[5, 0], [5, 0]])
     with pytest.raises(ValueError, match="no observed cell"):

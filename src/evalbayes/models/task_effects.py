@@ -84,6 +84,10 @@ DISCRIMINATIONS: tuple[str, ...] = ("none", "system")
 MIN_SYSTEMS_FOR_DISCRIMINATION = 3
 PARAMETERIZATIONS: tuple[str, ...] = ("auto", "centered", "noncentered")
 AUTO_CENTER_TRIALS = 10.0
+# ... and only with this many systems: TinyAgent (3 systems x 10 tasks, 64 trials per cell),
+# centred: 3 / 2 / 0 divergences in 4 x (1000 + 1000) over seeds 1-3, bulk ESS 288-522;
+# non-centred: none, ESS 636-941 (benchmarks/validity.md)
+AUTO_CENTER_SYSTEMS = 4
 _WORK = 8_000_000  # numbers per temporary (draws x systems x tasks x nodes) array
 GRAPH_NEWTON_STEPS = 4  # the grid spans 10 Laplace scales: a mode off by << s is harmless
 
@@ -138,7 +142,8 @@ class TaskEffectsModel(Model):
         Beta prior of ``pi0``, the probability that a task is broken. Default Beta(1, 9).
     parameterization : {"auto", "centered", "noncentered"}
         How the difficulty deviations are sampled; "auto" centres them when tasks carry at
-        least 10 trials on average (as :class:`~evalbayes.models.irt.IRTModel`).
+        least 10 trials on average (as :class:`~evalbayes.models.irt.IRTModel`) from at least
+        4 systems (with 3 systems the centred form diverged on TinyAgent).
     quadrature_nodes : int
         Nodes of the per-cell quadrature (:mod:`evalbayes.models.logit_normal`). Default 20.
     discrimination : {"none", "system"}
@@ -244,7 +249,9 @@ class TaskEffectsModel(Model):
     def centered(self, data: EvalData) -> bool:
         """Whether the difficulty deviations are sampled centred for these data."""
         if self.parameterization == "auto":
-            return float(data.n.values.sum()) / data.n.shape[1] >= AUTO_CENTER_TRIALS
+            trials_per_task = float(data.n.values.sum()) / data.n.shape[1]
+            return (trials_per_task >= AUTO_CENTER_TRIALS
+                    and data.n.shape[0] >= AUTO_CENTER_SYSTEMS)
         return self.parameterization == "centered"
 
     def inputs(self, data: EvalData) -> TaskEffectsInputs:
