@@ -236,9 +236,10 @@ def gamma_rates(tasks: int = 100, variates: int = 2_000_000) -> None:
     @njit
     def batched(d: float, scale: float, reps: int, w: int) -> tuple[float, int]:
         out, pending = np.empty(w), np.empty(w, dtype=np.bool_)
+        d_all, scale_all = np.full(w, d), np.full(w, scale)
         key, total, finished = np.uint64(12345), 0.0, 0
         for _ in range(reps):
-            key = _gamma_batch(d, scale, key, w, out, pending)
+            key = _gamma_batch(d_all, scale_all, key, w, out, pending)
             total += out.sum()
             finished += pending.sum()
         return total, finished
@@ -296,6 +297,30 @@ def gamma_rates(tasks: int = 100, variates: int = 2_000_000) -> None:
           f"ratio {seconds[0] / seconds[1]:.2f}")
 
 
+def cells_scaling(draws: int = 1000, systems: int = 100, tasks: int = 500) -> None:
+    """ns per task of the kernel as the number of unique (n, c) cells per system grows
+    (more trials per task, more distinct counts; ``--cells``); best of 3 calls."""
+    model = BetaBinomialModel()
+    k = 2.0 ** np.arange(11)
+    print(f"kernel, {draws} draws x {systems} systems x {tasks} tasks x 11 k; "
+          f"load {os.getloadavg()[0]:.1f}")
+    for trials in (4, 32, 256):
+        data, posterior = synthetic(draws, systems, tasks, trials)
+        cells = _unique_cells(data)
+        kernel_tasks(model, posterior.isel(system=[0]), data.subset(systems=data.systems[:1]),
+                     k, 0)
+        best = min(measure_seconds(lambda d=data, p=posterior: kernel_tasks(model, p, d, k, 0))
+                   for _ in range(3))
+        print(f"  {trials:4d} trials: {len(cells.n) / systems:6.1f} cells per system, "
+              f"{best / (draws * systems * tasks) * 1e9:6.2f} ns per task")
+
+
+def measure_seconds(func: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--draws", type=int, default=4000)
@@ -307,9 +332,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="400 draws x 10 systems x 100 tasks")
     parser.add_argument("--gamma", action="store_true",
                         help="only the Gamma generator: vectorised batch vs scalar, ns per variate")
+    parser.add_argument("--cells", action="store_true",
+                        help="only the kernel's ns per task at 5 / 32 / 169 cells per system")
     args = parser.parse_args()
     if args.gamma:
         gamma_rates()
+        return
+    if args.cells:
+        cells_scaling()
         return
     if args.quick:
         args.draws, args.systems, args.tasks, args.baseline_systems = 400, 10, 100, 5

@@ -159,7 +159,7 @@ def test_model_uses_the_kernel_above_the_threshold_and_matches_numpy_draws(monke
 
 @numba.njit
 def _gamma_batches(shape, batches, width):
-    d = shape - 1.0 / 3.0
+    d = np.full(width, shape - 1.0 / 3.0)
     scale = 1.0 / np.sqrt(9.0 * d)
     out, pending = np.empty(width), np.empty(width, dtype=np.bool_)
     values = np.empty(batches * width)

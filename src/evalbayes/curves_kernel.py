@@ -11,7 +11,7 @@ It is the same computation as drawing all rates into an array and averaging
   shape < 1; with ``n > 0`` at most one of the two shapes is below 1, so an underflowing
   boosted variate gives ``x = 0`` or ``1``, never ``0 / 0``); the Gamma constants are computed
   once per cell and draw, not per task.
-* **Gamma variates a cell at a time, vectorised** (``_gamma_batch``): every task's first
+* **Gamma variates a system at a time, vectorised** (``_gamma_batch``): every task's first
   proposal (a ziggurat normal ``z`` and a uniform ``u`` from two counter-indexed words) is
   computed in one branch-free loop that the compiler turns into SIMD code, and accepted there
   when the ziggurat's fast path holds and ``u`` passes a squeeze; the few others (3-8 %) are
@@ -29,7 +29,7 @@ It is the same computation as drawing all rates into an array and averaging
   too (``_boost``: ``log`` and ``exp`` by range reduction and series, to rounding).
 * **Powers by repeated squaring** when every k is an integer: ``x, x^2, x^4, ...`` once per
   task, and each ``x^k`` a product over the set bits of ``k`` (on the usual grid 1, 2, 4, ...,
-  1024 the sums of the squares themselves), instead of one ``exp`` per task and k. A cell's
+  1024 the sums of the squares themselves), instead of one ``exp`` per task and k. A system's
   draws go to a buffer and are squared together, so the compiler vectorises the squaring
   (a chain of 10 dependent multiplications per task otherwise). Squares below 1e-300 are set
   to 0: a change below 1e-300 in a task average, and it keeps the arithmetic out of slow
@@ -208,29 +208,33 @@ def _gamma_finish(d: float, scale: float, layer: int, u: float, uniform: float,
 
 
 @njit(cache=True, fastmath={"contract"})
-def _gamma_batch(d: float, scale: float, key: np.uint64, count: int, out: np.ndarray,
-                 pending: np.ndarray) -> np.uint64:
-    """``out[:count]`` iid Gamma(d + 1/3) from stream ``key``; returns the key past its words.
+def _gamma_batch(d: np.ndarray, scale: np.ndarray, key: np.uint64, count: int,
+                 out: np.ndarray, pending: np.ndarray) -> np.uint64:
+    """``out[i]`` ~ Gamma(d[i] + 1/3), ``scale[i] = 1 / sqrt(9 d[i])``, independent, for
+    ``i < count``, from stream ``key``; returns the key past its words.
 
     The first loop is branch-free (SIMD); ``pending`` marks the proposals it did not accept,
-    which the second loop finishes with the scalar algorithm (module docstring).
+    which the second loop finishes with the scalar algorithm (module docstring). A whole
+    system's tasks go through one call (each with its cell's constants), so cells of a few
+    tasks cost no loop overhead of their own.
     """
     for i in range(count):
         layer, u, uniform = _proposal(key, i)
         z = u * _ZIG_X[layer]
-        t = scale * z
+        t = scale[i] * z
         v = 1.0 + t
         t4 = (t * t) * (t * t)
         z2 = z * z
         below = 1.0 + min(t, 0.0)
-        squeezed = (uniform * below < below - 0.75 * d * t4) | (uniform < 1.0 - 0.0331 * z2 * z2)
-        out[i] = d * (v * v * v)
+        squeezed = ((uniform * below < below - 0.75 * d[i] * t4)
+                    | (uniform < 1.0 - 0.0331 * z2 * z2))
+        out[i] = d[i] * (v * v * v)
         pending[i] = not ((abs(u) < _ZIG_RATIO[layer]) & (v > 0.0) & squeezed)
     for i in range(count):
         if pending[i]:
             layer, u, uniform = _proposal(key, i)
             state = _mix(_word(key, 2 * i + 1) ^ _FIX_UP)
-            out[i], state = _gamma_finish(d, scale, layer, u, uniform, state)
+            out[i], state = _gamma_finish(d[i], scale[i], layer, u, uniform, state)
     return key + np.uint64(2 * count + 1) * _GOLDEN
 
 
@@ -365,15 +369,19 @@ def task_power_sums(
     for ci in range(len(composite)):
         for j in range(bit_start[composite[ci]], bit_start[composite[ci] + 1]):
             has_bit[ci, bit_index[j]] = True
-    max_weight = cell_weight.max() if len(cell_weight) else 1
+    max_weight = 1  # most tasks of one system
+    for s in range(n_sys):
+        max_weight = max(max_weight, cell_weight[cell_start[s]:cell_start[s + 1]].sum())
     seed_mixed = _mix(np.uint64(seed) + _GOLDEN)
     n_rows = n_draws * n_sys
     n_blocks = (n_rows + _ROWS_PER_BLOCK - 1) // _ROWS_PER_BLOCK
     for block in prange(n_blocks):
         # scratch once per block of rows, not per row (allocation is not free, and each one
         # is traced when tracemalloc runs)
-        x = np.empty(max_weight)  # one cell's draws, then their squares in place
+        x = np.empty(max_weight)  # a system's draws, then their squares in place
         gamma_y = np.empty(max_weight)
+        d_x, scale_x = np.empty(max_weight), np.empty(max_weight)  # per task: its cell's
+        d_y, scale_y = np.empty(max_weight), np.empty(max_weight)  # Gamma constants
         pending = np.empty(max_weight, dtype=np.bool_)
         boost_uniform = np.empty(max_weight)
         boost_scale = np.empty(max_weight)
@@ -386,41 +394,52 @@ def task_power_sums(
             key = _mix(_mix(seed_mixed + np.uint64(s)) + np.uint64(d))
             square_sums[:] = 0.0
             acc[:] = 0.0
+            # Gamma constants (for shape, or shape + 1 when boosted) once per cell and draw,
+            # spread over the cell's tasks; then every task of the system in one pass
+            total = 0
             for u in range(cell_start[s], cell_start[s + 1]):
                 w = cell_weight[u]
                 shape_x = base_shape[d, s] + cell_offset[u]
                 shape_y = other_shape[d, s] + cell_other[u]
-                # Gamma constants for shape (or shape + 1 when boosted), once per cell and draw
-                boost_x = shape_x < 1.0
-                boost_y = shape_y < 1.0
-                dx = shape_x + (1.0 if boost_x else 0.0) - 1.0 / 3.0
-                dy = shape_y + (1.0 if boost_y else 0.0) - 1.0 / 3.0
+                dx = shape_x + (1.0 if shape_x < 1.0 else 0.0) - 1.0 / 3.0
+                dy = shape_y + (1.0 if shape_y < 1.0 else 0.0) - 1.0 / 3.0
                 sx = 1.0 / math.sqrt(9.0 * dx)
                 sy = 1.0 / math.sqrt(9.0 * dy)
-                key = _gamma_batch(dx, sx, key, w, x, pending)
-                key = _gamma_batch(dy, sy, key, w, gamma_y, pending)
-                # At most one shape is below 1 (n > 0), so the boosted variate may underflow to 0
-                # without making 0 / 0.
-                if boost_x:
-                    key = _boost(x, w, shape_x, key, boost_uniform, boost_scale)
-                elif boost_y:
-                    key = _boost(gamma_y, w, shape_y, key, boost_uniform, boost_scale)
-                for i in range(w):
-                    x[i] = x[i] / (x[i] + gamma_y[i])
-                if integer_k:
-                    products[:, :w] = 1.0
-                    for j in range(top):  # x holds x^(2^j) at step j
-                        for ci in range(len(composite)):
-                            if has_bit[ci, j]:
-                                _multiply_into(products[ci], x, w)
-                        square_sums[j] += _sum_then_square(x, w)
+                for i in range(total, total + w):
+                    d_x[i], scale_x[i], d_y[i], scale_y[i] = dx, sx, dy, sy
+                total += w
+            key = _gamma_batch(d_x, scale_x, key, total, x, pending)
+            key = _gamma_batch(d_y, scale_y, key, total, gamma_y, pending)
+            # At most one shape is below 1 (n > 0), so the boosted variate may underflow to 0
+            # without making 0 / 0.
+            first = 0
+            for u in range(cell_start[s], cell_start[s + 1]):
+                w = cell_weight[u]
+                shape_x = base_shape[d, s] + cell_offset[u]
+                shape_y = other_shape[d, s] + cell_other[u]
+                if shape_x < 1.0:
+                    key = _boost(x[first:first + w], w, shape_x, key, boost_uniform,
+                                 boost_scale)
+                elif shape_y < 1.0:
+                    key = _boost(gamma_y[first:first + w], w, shape_y, key, boost_uniform,
+                                 boost_scale)
+                first += w
+            for i in range(total):
+                x[i] = x[i] / (x[i] + gamma_y[i])
+            if integer_k:
+                products[:, :total] = 1.0
+                for j in range(top):  # x holds x^(2^j) at step j
                     for ci in range(len(composite)):
-                        acc[composite[ci]] += products[ci, :w].sum()
-                else:
-                    for i in range(w):
-                        log_x = math.log(x[i]) if x[i] > 0.0 else -math.inf
-                        for kk in range(n_k):
-                            acc[kk] += math.exp(k[kk] * log_x)
+                        if has_bit[ci, j]:
+                            _multiply_into(products[ci], x, total)
+                    square_sums[j] += _sum_then_square(x, total)
+                for ci in range(len(composite)):
+                    acc[composite[ci]] += products[ci, :total].sum()
+            else:
+                for i in range(total):
+                    log_x = math.log(x[i]) if x[i] > 0.0 else -math.inf
+                    for kk in range(n_k):
+                        acc[kk] += math.exp(k[kk] * log_x)
             if integer_k:  # the sum of x^k for k = 2^j is the sum of the j-th squares
                 for i in range(n_k):
                     if bit_start[i + 1] - bit_start[i] == 1:

@@ -390,7 +390,7 @@ class BetaBinomialModel(Model):
         With ``pooling="partial"``, no per-task output and at least
         :data:`FAST_CURVE_MIN_TASK_DRAWS` (draws x observed cells), the task average is drawn
         by :func:`evalbayes.curves_fast.tasks_curve_fast`: the same exact conjugate draws of
-        every rate, fused into one compiled pass (no rates array; 10x faster on 4000 draws x
+        every rate, fused into one compiled pass (no rates array; 14x faster on 4000 draws x
         100 systems x 500 tasks x 11 k on an idle 2-core machine, ``benchmarks/scale.md``),
         from its own per-(draw, system) streams. Smaller grids keep the NumPy path, which needs
         no compilation (the kernel's first use compiles for several seconds, then comes from
