@@ -17,7 +17,7 @@
 Usage: ``python benchmarks/task_effects_realdata.py [--only NAME ...] [--swe] [--draws N]
 [--full] [--method nutpie|numpyro] [--sigma-e X]`` (``--full``: 4 chains x ``--draws`` on the
 large data sets too; ``--method numpyro`` needs the ``jax`` extra; ``--sigma-e 0`` fits the
-1PL + broken-tasks variant).
+1PL + broken-tasks variant; ``--residual-scale system`` one residual spread per system).
 """
 
 from __future__ import annotations
@@ -62,13 +62,13 @@ def load(name):
     raise ValueError(name)
 
 
-def fit(data, draws, chains=4, method=None, sigma_e="estimate"):
+def fit(data, draws, chains=4, method=None, sigma_e="estimate", residual_scale="shared"):
     t0 = time.time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        post = TaskEffectsModel(sigma_e=sigma_e).fit(data, draws=draws, tune=draws,
-                                                     chains=chains, seed=1, check=False,
-                                                     method=method)
+        model = TaskEffectsModel(sigma_e=sigma_e, residual_scale=residual_scale)
+        post = model.fit(data, draws=draws, tune=draws, chains=chains, seed=1, check=False,
+                         method=method)
     seconds = time.time() - t0
     diag = post.diagnostics(warn=False)
     return post, seconds, diag
@@ -165,6 +165,7 @@ def main(argv=None) -> int:
     parser.add_argument("--method", default=None, choices=("nutpie", "numpyro"))
     parser.add_argument("--sigma-e", default="estimate",
                         help="'estimate' (default) or a fixed residual scale, e.g. 0")
+    parser.add_argument("--residual-scale", default="shared", choices=("shared", "system"))
     parser.add_argument("--full", action="store_true",
                         help="4 chains x --draws also above 5000 cells (else 2 x (300 + 300))")
     args = parser.parse_args(argv)
@@ -184,7 +185,8 @@ def main(argv=None) -> int:
             continue
         chains, draws = (2, 300) if cells > 5000 and not args.full else (4, args.draws)
         sigma_e = args.sigma_e if args.sigma_e == "estimate" else float(args.sigma_e)
-        post, seconds, diag = fit(data, draws, chains, args.method, sigma_e)
+        post, seconds, diag = fit(data, draws, chains, args.method, sigma_e,
+                                  args.residual_scale)
         print(f"| {name} | {S} x {T} | {cells} | {int(data.n.max())} | {chains} x "
               f"({draws}+{draws}) | {seconds:.0f} | {diag.rhat_max:.3f} | "
               f"{diag.ess_bulk_min:.0f} | {diag.divergences} |", flush=True)

@@ -132,10 +132,12 @@ def run(args) -> list[dict]:
     rows: list[dict] = []
     sampler = {"draws": args.draws, "tune": args.draws, "chains": 2, "seed": 1}
     models = {
-        "task-effects": TaskEffectsModel(),
+        "task-effects": TaskEffectsModel(residual_scale=args.residual_scale),
         "beta-binomial": BetaBinomialModel(),
         "bb-none": BetaBinomialModel(pooling="none"),
     }
+    if args.models:
+        models = {name: model for name, model in models.items() if name in args.models}
     for label, bench in BENCHMARKS.items():
         if args.benchmarks and label not in args.benchmarks:
             continue
@@ -164,6 +166,8 @@ def run(args) -> list[dict]:
                     n_s, c_s = subsample(n_all[:, pick], c_all[:, pick], m, rng)
                     data = EvalData.from_arrays(n_s, c_s, systems=systems)
                     for name in ("task-effects", "beta-binomial"):
+                        if name not in models:
+                            continue
                         t0 = time.time()
                         (lo, hi), diag = fit_intervals(models[name], data, "population", sampler)
                         rows.append(_row(label, "population", size, m, seed, name,
@@ -230,6 +234,10 @@ def main(argv=None) -> int:
     parser.add_argument("--draws", type=int, default=300)
     parser.add_argument("--benchmarks", nargs="+", default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--residual-scale", default="shared", choices=("shared", "system"),
+                        help="TaskEffectsModel(residual_scale=...) for the task-effects rows")
+    parser.add_argument("--models", nargs="+", default=None,
+                        help="only these of task-effects, beta-binomial, bb-none")
     args = parser.parse_args(argv)
     if args.quick:
         args.systems, args.seeds, args.m = 6, 1, [16]
