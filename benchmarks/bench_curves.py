@@ -231,7 +231,7 @@ def gamma_rates(tasks: int = 100, variates: int = 2_000_000) -> None:
     code; the same for the boost ``U^(1/s)`` of shapes below 1 (``--gamma``)."""
     from numba import njit
 
-    from evalbayes.curves_kernel import _boost, _gamma_batch, _gamma_unit, _word
+    from evalbayes.curves_kernel import _GOLDEN, _boost, _gamma_batch, _gamma_unit, _word
 
     @njit
     def batched(d: float, scale: float, reps: int, w: int) -> tuple[float, int]:
@@ -281,7 +281,7 @@ def gamma_rates(tasks: int = 100, variates: int = 2_000_000) -> None:
                 for i in range(w):
                     u = (float(np.int64(_word(key, i + 1) >> np.uint64(11))) + 0.5) / 2.0**53
                     values[i] *= np.exp(np.log(u) / shape)
-                key += np.uint64(w + 1) * np.uint64(0x9E3779B97F4A7C15)
+                key += np.uint64(w + 1) * _GOLDEN
             total += values[0]
             values[:] = 1.0
         return total

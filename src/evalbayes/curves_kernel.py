@@ -110,6 +110,25 @@ _LOW7 = np.uint64(0x7F)
 
 
 @njit(cache=True, inline="always")
+def _ziggurat_slow(layer: int, u: float, state: np.uint64) -> tuple[float, bool, np.uint64]:
+    """The ziggurat's slow path for a proposal ``(layer, u)`` that missed the fast test:
+    the tail beyond R (Marsaglia 1964) for the base layer, else the wedge test. Returns the
+    normal, whether it was accepted (a rejected wedge needs a fresh proposal) and the state."""
+    if layer == 0:
+        while True:
+            v1, state = _uniform(state)
+            v2, state = _uniform(state)
+            x = math.log(v1) / _ZIG_R
+            if -2.0 * math.log(v2) >= x * x:
+                return (x - _ZIG_R if u < 0.0 else _ZIG_R - x), True, state
+    x = u * _ZIG_X[layer]
+    f0 = math.exp(-0.5 * (_ZIG_X[layer] * _ZIG_X[layer] - x * x))
+    f1 = math.exp(-0.5 * (_ZIG_X[layer + 1] * _ZIG_X[layer + 1] - x * x))
+    v, state = _uniform(state)
+    return x, f1 + v * (f0 - f1) < 1.0, state
+
+
+@njit(cache=True, inline="always")
 def _normal(state: np.uint64) -> tuple[float, np.uint64]:
     """A standard normal (the ziggurat of Marsaglia & Tsang, 128 layers) and the new state.
 
@@ -123,19 +142,19 @@ def _normal(state: np.uint64) -> tuple[float, np.uint64]:
         u = 2.0 * (float(z >> _S11) + 0.5) * _TWO_M53 - 1.0
         if abs(u) < _ZIG_RATIO[i]:
             return u * _ZIG_X[i], state
-        if i == 0:  # the tail beyond R (Marsaglia 1964)
-            while True:
-                v1, state = _uniform(state)
-                v2, state = _uniform(state)
-                x = math.log(v1) / _ZIG_R
-                if -2.0 * math.log(v2) >= x * x:
-                    return (x - _ZIG_R if u < 0.0 else _ZIG_R - x), state
-        x = u * _ZIG_X[i]
-        f0 = math.exp(-0.5 * (_ZIG_X[i] * _ZIG_X[i] - x * x))
-        f1 = math.exp(-0.5 * (_ZIG_X[i + 1] * _ZIG_X[i + 1] - x * x))
-        v, state = _uniform(state)
-        if f1 + v * (f0 - f1) < 1.0:
+        x, accepted, state = _ziggurat_slow(i, u, state)
+        if accepted:
             return x, state
+
+
+@njit(cache=True, inline="always")
+def _gamma_accepts(d: float, v: float, z: float, uniform: float) -> bool:
+    """Marsaglia & Tsang's acceptance of ``d v`` (``v = (1 + z / sqrt(9 d))^3 > 0``): their
+    squeeze, then the exact ``log`` test."""
+    z2 = z * z
+    if uniform < 1.0 - 0.0331 * z2 * z2:
+        return True
+    return math.log(uniform) < 0.5 * z2 + d * (1.0 - v + math.log(v))
 
 
 @njit(cache=True, inline="always")
@@ -148,10 +167,7 @@ def _gamma_unit(d: float, scale: float, state: np.uint64) -> tuple[float, np.uin
             continue
         v = v * v * v
         u, state = _uniform(state)
-        z2 = z * z
-        if u < 1.0 - 0.0331 * z2 * z2:
-            return d * v, state
-        if math.log(u) < 0.5 * z2 + d * (1.0 - v + math.log(v)):
+        if _gamma_accepts(d, v, z, u):
             return d * v, state
 
 
@@ -179,30 +195,14 @@ def _gamma_finish(d: float, scale: float, layer: int, u: float, uniform: float,
     Tsang's tests with the unused ``uniform``; fresh proposals from ``state`` after a reject."""
     if abs(u) < _ZIG_RATIO[layer]:
         z = u * _ZIG_X[layer]
-    elif layer == 0:  # the tail beyond R (Marsaglia 1964)
-        while True:
-            v1, state = _uniform(state)
-            v2, state = _uniform(state)
-            x = math.log(v1) / _ZIG_R
-            if -2.0 * math.log(v2) >= x * x:
-                z = x - _ZIG_R if u < 0.0 else _ZIG_R - x
-                break
     else:
-        x = u * _ZIG_X[layer]
-        f0 = math.exp(-0.5 * (_ZIG_X[layer] * _ZIG_X[layer] - x * x))
-        f1 = math.exp(-0.5 * (_ZIG_X[layer + 1] * _ZIG_X[layer + 1] - x * x))
-        v, state = _uniform(state)
-        if f1 + v * (f0 - f1) < 1.0:
-            z = x
-        else:  # rejected: the scalar normal generator starts afresh
+        z, accepted, state = _ziggurat_slow(layer, u, state)
+        if not accepted:  # a rejected wedge: the scalar normal generator starts afresh
             z, state = _normal(state)
     v = 1.0 + scale * z
     if v > 0.0:
         v = v * v * v
-        z2 = z * z
-        if uniform < 1.0 - 0.0331 * z2 * z2:
-            return d * v, state
-        if math.log(uniform) < 0.5 * z2 + d * (1.0 - v + math.log(v)):
+        if _gamma_accepts(d, v, z, uniform):
             return d * v, state
     return _gamma_unit(d, scale, state)
 
