@@ -64,7 +64,14 @@ from scipy.special import expit, gammaln
 
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, padded_size
-from evalbayes.models.base import Model, ModelInputs, require_observed, task_chunks
+from evalbayes.models.base import Model, ModelInputs, require_observed
+from evalbayes.models.broken_tasks import (
+    all_zero_tasks,
+    broken_log_odds,
+    broken_probability_draws,
+    cell_pieces,
+    task_log_likelihood,
+)
 from evalbayes.models.logit_normal import (
     NEWTON_CAP,
     QUADRATURE_NODES,
@@ -474,23 +481,13 @@ class TaskEffectsModel(Model):
             out = log_choose + c_t * -np.logaddexp(0.0, -mu) + (n_t - c_t) * -np.logaddexp(0.0, mu)
         return np.where(n_t > 0, out, 0.0)
 
-    def _broken_log_odds(
-        self, params: dict[str, np.ndarray], cell_ll: np.ndarray, all_zero: np.ndarray
-    ) -> np.ndarray:
-        """``log P(broken) - log P(solvable)`` per task given a draw: ``log pi0 - log(1 - pi0)
-        - sum_s L[s, t]`` where all counts are 0, ``-inf`` elsewhere. Shape (chain, draw, chunk)."""
-        pi0 = params["pi0"][..., None]
-        with np.errstate(divide="ignore"):
-            odds = np.log(pi0) - np.log1p(-pi0) - cell_ll.sum(axis=-2)
-        return np.where(all_zero, odds, -np.inf)
-
     def rates(
         self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice
     ) -> np.ndarray:
         """Per-cell rate draws ``p[s, t]`` for a chunk of tasks, shape (chain, draw, system,
         chunk), from the exact conditional posterior given each parameter draw.
 
-        Per task: broken with probability ``sigmoid(log odds)`` (:meth:`_broken_log_odds`),
+        Per task: broken with probability ``sigmoid(log odds)`` (:func:`broken_log_odds`),
         then ``p = 0`` for every system; otherwise ``p = sigmoid(x)`` with ``x`` drawn from the
         cell's 1-D conditional (:func:`conditional_logit_draws`; the prior ``N(mu, sigma_e)``
         for unobserved cells). Deterministic given ``seed`` and the chunk's start.
@@ -525,10 +522,9 @@ class TaskEffectsModel(Model):
             prob_dead = np.where(c_t == 0, expit(odds), 0.0)
             p = np.where(rng.random(p.shape) < prob_dead, 0.0, p)
         if self.broken:
-            observed = n_t > 0
-            all_zero = ((c_t * observed).sum(axis=0) == 0) & observed.any(axis=0)
+            all_zero = all_zero_tasks(n_t, c_t)
             cell_ll = self._cell_ll(params, n, c, slice(start, stop))
-            prob = expit(self._broken_log_odds(params, cell_ll, all_zero))
+            prob = expit(broken_log_odds(params["pi0"], cell_ll, all_zero))
             broken = rng.random(prob.shape) < prob
             p = np.where(broken[..., None, :], 0.0, p)
         return p
@@ -541,15 +537,11 @@ class TaskEffectsModel(Model):
         """
         params = self._params(posterior)
         n, c = data.n.values.astype(float), data.c.values.astype(float)
-        observed = n > 0
-        all_zero = ((c * observed).sum(axis=0) == 0) & observed.any(axis=0)
-        n_task = n.shape[1]
-        chains, draws = params["pi0"].shape
-        out = np.zeros((chains, draws, n_task))
+        out = np.zeros((*params["pi0"].shape, n.shape[1]))
         if self.broken:
-            for sl in task_chunks(chains * draws, n.shape[0], n_task):
-                cell_ll = self._cell_ll(params, n, c, sl)
-                out[..., sl] = expit(self._broken_log_odds(params, cell_ll, all_zero[sl]))
+            out = broken_probability_draws(
+                lambda sl: self._cell_ll(params, n, c, sl), params["pi0"], n, c
+            )
         return xr.DataArray(
             out,
             dims=("chain", "draw", "task"),
@@ -592,20 +584,10 @@ class TaskEffectsModel(Model):
         broken indicator)."""
         params = self._params(posterior)
         n, c = data.n.values.astype(float), data.c.values.astype(float)
-        observed = n > 0
-        all_zero = ((c * observed).sum(axis=0) == 0) & observed.any(axis=0)
-        n_task = n.shape[1]
-        chains, draws = params["pi0"].shape
-        out = np.zeros((chains, draws, n_task))
-        for sl in task_chunks(chains * draws, n.shape[0], n_task):
-            solvable = self._cell_ll(params, n, c, sl).sum(axis=-2)
-            if self.broken:
-                pi0 = params["pi0"][..., None]
-                solvable = np.log1p(-pi0) + solvable
-                mixed = np.logaddexp(np.log(pi0), solvable)
-                solvable = np.where(all_zero[sl], mixed, solvable)
-            out[..., sl] = solvable
-        return out
+        return task_log_likelihood(
+            lambda sl: self._cell_ll(params, n, c, sl), params["pi0"] if self.broken else None,
+            n, c, params["pi0"].shape,
+        )
 
     def cell_log_likelihood(
         self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
@@ -621,15 +603,10 @@ class TaskEffectsModel(Model):
         """
         params = self._params(posterior)
         n, c = data.n.values.astype(float), data.c.values.astype(float)
-        n_task = n.shape[1]
-        task_ll = self.task_log_likelihood(posterior, data)
-        observed = n > 0
-        chains, draws = params["pi0"].shape
-        cell = np.zeros((chains, draws, n.shape[0], n_task))
-        for sl in task_chunks(chains * draws, n.shape[0], n_task):
-            cell[..., sl] = self._cell_ll(params, n, c, sl)
-        share = (task_ll - cell.sum(axis=-2)) / np.maximum(observed.sum(axis=0), 1)
-        return (cell + share[..., None, :])[..., s_idx, t_idx]
+        return cell_pieces(
+            lambda sl: self._cell_ll(params, n, c, sl), params["pi0"] if self.broken else None,
+            n, c, params["pi0"].shape, s_idx, t_idx,
+        )
 
 
 _UNINFORMED_TEXT = {

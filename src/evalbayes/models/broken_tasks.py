@@ -1,0 +1,100 @@
+"""The broken-task mixture shared by the joint models (task-effects, task-grid).
+
+A task is broken (``p[s, t] = 0`` for every system) with probability ``pi0``; marginalised per
+task (BDA3 sec. 5 hierarchical mixture)::
+
+    L[t] = pi0 1[c[s, t] = 0 for all observed s] + (1 - pi0) prod_s L[s, t].
+
+Each function takes the per-cell log-likelihoods ``log L[s, t]`` of a model (shape ``(chain,
+draw, system, tasks)``, 0 on unobserved cells, computed chunk by chunk by ``cell_ll_of(sl)``)
+and ``pi0`` per draw ``(chain, draw)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy.special import expit
+
+from evalbayes.models.base import task_chunks
+
+__all__ = [
+    "all_zero_tasks",
+    "broken_log_odds",
+    "broken_probability_draws",
+    "cell_pieces",
+    "task_log_likelihood",
+]
+
+CellLogLik = Callable[[slice], np.ndarray]
+
+
+def all_zero_tasks(n: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Tasks observed at least once with no success in any observed cell, shape (task,)."""
+    observed = n > 0
+    return ((c * observed).sum(axis=0) == 0) & observed.any(axis=0)
+
+
+def broken_log_odds(pi0: np.ndarray, cell_ll: np.ndarray, all_zero: np.ndarray) -> np.ndarray:
+    """``log P(broken) - log P(solvable)`` per task given a draw: ``log pi0 - log(1 - pi0) -
+    sum_s log L[s, t]`` where all counts are 0, ``-inf`` elsewhere. Shape (chain, draw, chunk)."""
+    pi0 = pi0[..., None]
+    with np.errstate(divide="ignore"):
+        odds = np.log(pi0) - np.log1p(-pi0) - cell_ll.sum(axis=-2)
+    return np.where(all_zero, odds, -np.inf)
+
+
+def broken_probability_draws(
+    cell_ll_of: CellLogLik, pi0: np.ndarray, n: np.ndarray, c: np.ndarray
+) -> np.ndarray:
+    """``P(task broken | parameters, data)`` per draw, (chain, draw, task); 0 for any task with
+    a success (Rao-Blackwellised: its mean over draws is the posterior probability)."""
+    all_zero = all_zero_tasks(n, c)
+    chains, draws = pi0.shape
+    out = np.zeros((chains, draws, n.shape[1]))
+    for sl in task_chunks(chains * draws, n.shape[0], n.shape[1]):
+        out[..., sl] = expit(broken_log_odds(pi0, cell_ll_of(sl), all_zero[sl]))
+    return out
+
+
+def _task_sum(cell_ll: np.ndarray, pi0: np.ndarray | None, all_zero: np.ndarray) -> np.ndarray:
+    """``log L[t]`` from the cells of a chunk of tasks (``pi0 is None``: no broken mass)."""
+    solvable = cell_ll.sum(axis=-2)
+    if pi0 is None:
+        return solvable
+    pi0 = pi0[..., None]
+    solvable = np.log1p(-pi0) + solvable
+    return np.where(all_zero, np.logaddexp(np.log(pi0), solvable), solvable)
+
+
+def task_log_likelihood(
+    cell_ll_of: CellLogLik, pi0: np.ndarray | None, n: np.ndarray, c: np.ndarray,
+    shape: tuple[int, int],
+) -> np.ndarray:
+    """``log L[t]`` per draw, (chain, draw, task): the exact PSIS-LOO unit (cells of a task are
+    coupled by the broken indicator). ``pi0 is None`` when the model has no broken mass;
+    ``shape`` is (chain, draw)."""
+    all_zero = all_zero_tasks(n, c)
+    out = np.zeros((*shape, n.shape[1]))
+    for sl in task_chunks(shape[0] * shape[1], n.shape[0], n.shape[1]):
+        out[..., sl] = _task_sum(cell_ll_of(sl), pi0, all_zero[sl])
+    return out
+
+
+def cell_pieces(
+    cell_ll_of: CellLogLik, pi0: np.ndarray | None, n: np.ndarray, c: np.ndarray,
+    shape: tuple[int, int], s_idx: np.ndarray, t_idx: np.ndarray,
+) -> np.ndarray:
+    """Per-cell pieces of the task log-likelihood, (chain, draw, cell): ``log L[s, t]`` plus an
+    equal share of the task's mixture term ``log L[t] - sum_s log L[s, t]`` (0 unless the task
+    has no success), so the pieces sum exactly to the task log-likelihood and the total elpd is
+    right. Per-cell PSIS-LOO is then an approximation; :func:`task_log_likelihood` is exact."""
+    all_zero = all_zero_tasks(n, c)
+    observed = (n > 0).sum(axis=0)
+    cell = np.zeros((*shape, *n.shape))
+    for sl in task_chunks(shape[0] * shape[1], n.shape[0], n.shape[1]):
+        cell[..., sl] = cell_ll_of(sl)
+    task = _task_sum(cell, pi0, all_zero)  # every cell computed once, not twice
+    share = (task - cell.sum(axis=-2)) / np.maximum(observed, 1)
+    return (cell + share[..., None, :])[..., s_idx, t_idx]
