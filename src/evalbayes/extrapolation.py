@@ -3,8 +3,10 @@
 A model can report pass@k for any k, but for ``k > n`` (the most trials the system ran on any
 task) the value rests on the assumed shape of the rate distribution below ``1 / n``, not on
 observed repeats: with the task-effects model, on the logit-normal residual and on the other
-systems' trials on the same tasks; with the Beta-Binomial, on the Beta's tail. Curves, tables
-and plots mark that stretch (issue 10, item 3).
+systems' trials on the same tasks; with the Beta-Binomial, on the Beta's tail; with the rate
+grids (rate-grid, task-grid), on the smoothness of a learned log-density, which leaves the
+mass between 0 and ``1 / n`` as uncertain as the data do. Curves, tables and plots mark that
+stretch (issue 10, item 3).
 """
 
 from __future__ import annotations

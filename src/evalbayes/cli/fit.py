@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default=None, help=argparse.SUPPRESS)  # deprecated input
     parser.add_argument("--model", default=None,
                         help="beta-binomial (default), irt-1pl, irt-2pl, irt-3pl, task-effects, "
-                        "factorial, training-seeds, judge-error (see the design flags)")
+                        "rate-grid, task-grid, factorial, training-seeds, judge-error (see the "
+                        "design flags)")
     parser.add_argument("--spec", default=None, help="model spec TOML (see models/*.toml)")
     parser.add_argument("-o", "--output", default=None,
                         help=f"fit file (default {DEFAULT_FIT_DIR}/<data>-<model>.nc)")

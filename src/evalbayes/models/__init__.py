@@ -13,8 +13,10 @@ __all__ = [
     "IRTModel",
     "JudgeModel",
     "Model",
+    "RateGridModel",
     "SeedModel",
     "TaskEffectsModel",
+    "TaskGridModel",
     "get_model",
     "model_from_config",
     "model_names",
@@ -30,6 +32,8 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "training-seeds": ("evalbayes.models.training_seeds", "SeedModel", {}),
     "judge-error": ("evalbayes.models.judge", "JudgeModel", {}),
     "task-effects": ("evalbayes.models.task_effects", "TaskEffectsModel", {}),
+    "rate-grid": ("evalbayes.models.rate_grid", "RateGridModel", {}),
+    "task-grid": ("evalbayes.models.task_grid", "TaskGridModel", {}),
 }
 
 
@@ -76,6 +80,8 @@ def __getattr__(name: str) -> Any:
         "SeedModel": "evalbayes.models.training_seeds",
         "JudgeModel": "evalbayes.models.judge",
         "TaskEffectsModel": "evalbayes.models.task_effects",
+        "RateGridModel": "evalbayes.models.rate_grid",
+        "TaskGridModel": "evalbayes.models.task_grid",
     }
     if name in lazy:
         return getattr(importlib.import_module(lazy[name]), name)

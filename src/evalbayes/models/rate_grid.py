@@ -1,0 +1,326 @@
+"""Per-system smooth distribution of task success rates on a logit grid (g-modeling).
+
+Each system ``s`` has its own distribution ``g_s`` of per-task success rates, supported on a
+fixed grid of rates and smooth on the logit scale, with point masses at ``p = 0`` (tasks the
+system never solves) and ``p = 1`` (tasks it always solves)::
+
+    p[s, t] ~ g_s,   g_s(p_j) = softmax_j( sum_d coef[s, d] Q[j, d] )
+    c[s, t] ~ Binomial(n[s, t], p[s, t])
+    coef[s, d] ~ N(0, coef_prior)
+
+Nodes: ``p_j = sigmoid(x_j)``, ``x_j`` evenly spaced on ``[-grid_limit, grid_limit]``
+(default 57 nodes on [-14, 14], steps of 0.5 on the logit scale: rates from 8e-7 to
+1 - 8e-7), plus the two atoms. The log-weights of the interior nodes are a polynomial in
+``x`` (Legendre polynomials of degree 1..``degree`` in ``x / grid_limit``); each atom has its
+own coefficient. This is Efron's g-modeling (B. Efron, "Empirical Bayes deconvolution
+estimates", *Biometrika* 103, 2016, 1-20: a discrete prior on a grid with an exponential
+family of log-weights spanned by a smooth basis, there fitted by penalised maximum
+likelihood) with the penalty read as a Normal prior and the coefficients sampled by NUTS.
+
+Why: the Beta of :class:`~evalbayes.models.beta_binomial.BetaBinomialModel` and the
+logit-normal of :class:`~evalbayes.models.task_effects.TaskEffectsModel` fix the shape of the
+rate distribution below ``1 / n``, and pass@k far beyond ``k = n`` is decided by that shape.
+On real benchmarks neither shape holds (``benchmarks/validity.md``): weak systems never solve
+most tasks at any difficulty, rare-but-solvable tasks spread over decades of ``p``. A
+smooth histogram lets the system's own trials decide the shape, and leaves the part they
+cannot see (mass between ``0`` and ``1 / n``) as wide as the smoothness allows.
+
+Likelihood (collapsed: the per-task rate is summed out exactly)::
+
+    L[s, t] = sum_j g_s(p_j) Binomial(c[s, t] | n[s, t], p_j)
+
+Cells of one system with the same ``(n, c)`` have the same likelihood, so the model sums
+over distinct ``(s, n, c)`` rows with their counts as weights: the graph's size is the number
+of distinct counts, not of cells.
+
+Derived quantities
+------------------
+``"tasks"``: each cell's rate is drawn from its exact conditional posterior given a draw of
+``g_s``: ``P(p = p_j | c, n) proportional to g_s(p_j) Binomial(c | n, p_j)``; ``f(p)`` is
+averaged over the system's tasks. ``"population"``: pass@k of a new task,
+``sum_j g_s(p_j) f(p_j)``, exact per draw.
+
+Systems are independent (no task effects are shared): comparisons of the "tasks" estimand
+are paired by conditioning on the same tasks, population comparisons are not; use
+:class:`~evalbayes.models.task_effects.TaskEffectsModel` for paired population comparisons
+and for tasks broken for every system.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import xarray as xr
+from numpy.polynomial import legendre
+from scipy.special import expit, logsumexp
+
+from evalbayes.data import EvalData
+from evalbayes.inference import SamplerConfig, padded_size
+from evalbayes.metrics import prob_curve
+from evalbayes.models.base import Model, ModelInputs, binomial_log_choose, require_observed
+from evalbayes.names import check_metric
+
+__all__ = ["RateGridModel", "grid_log_likelihood"]
+
+_WORK = 8_000_000  # numbers per temporary (draws x cells x nodes) array
+_FLOOR = -1e10  # log-likelihood of an impossible (cell, node) pair inside the graph
+
+
+def grid_log_likelihood(n: np.ndarray, c: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    """``log Binomial(c | n, p_j)`` for every cell and node, shape ``(*n.shape, len(rates))``.
+
+    Exact at the atoms: ``p = 0`` gives 0 for ``c = 0`` and ``-inf`` otherwise, ``p = 1``
+    gives 0 for ``c = n`` and ``-inf`` otherwise (no ``0 * log 0``).
+    """
+    n = np.asarray(n, dtype=float)[..., None]
+    c = np.asarray(c, dtype=float)[..., None]
+    p = np.asarray(rates, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        success = np.where(c > 0, c * np.log(p), 0.0)
+        failure = np.where(n - c > 0, (n - c) * np.log1p(-p), 0.0)
+    return binomial_log_choose(n, c) + success + failure
+
+
+@dataclass(frozen=True)
+class RateGridModel(Model):
+    """Per-system smooth rate distribution on a logit grid (module docstring; maths in
+    models/README.md).
+
+    Parameters
+    ----------
+    degree : int
+        Degree of the polynomial log-density on the logit scale (default 5: Efron's choice of
+        five degrees of freedom). Higher degrees allow more modes.
+    coef_prior : float
+        Prior sd of every coefficient (default 3: the log-weights may vary by tens of nats
+        over the grid, so a system whose rates all sit near one value is reachable).
+    grid_limit : float
+        The grid spans ``[-grid_limit, grid_limit]`` on the logit scale (default 14).
+    grid_nodes : int
+        Interior nodes (default 57: steps of 0.5 logits).
+    atoms : bool
+        Point masses at ``p = 0`` and ``p = 1`` (default True).
+    """
+
+    name: ClassVar[str] = "rate-grid"
+
+    degree: int = 5
+    coef_prior: float = 3.0
+    grid_limit: float = 14.0
+    grid_nodes: int = 57
+    atoms: bool = True
+
+    def __post_init__(self) -> None:
+        for label in ("coef_prior", "grid_limit"):
+            value = getattr(self, label)
+            if isinstance(value, bool) or not (np.isfinite(value) and value > 0):
+                raise ValueError(f"{label} must be a positive number, got {value!r}")
+        if isinstance(self.degree, bool) or int(self.degree) != self.degree or self.degree < 1:
+            raise ValueError(f"degree must be an integer >= 1, got {self.degree!r}")
+        if (isinstance(self.grid_nodes, bool) or int(self.grid_nodes) != self.grid_nodes
+                or self.grid_nodes <= self.degree):
+            raise ValueError(
+                f"grid_nodes must be an integer > degree ({self.degree}), got {self.grid_nodes!r}"
+            )
+
+    # ------------------------------------------------------------------ the grid
+    @property
+    def logits(self) -> np.ndarray:
+        """Interior nodes on the logit scale."""
+        return np.linspace(-self.grid_limit, self.grid_limit, int(self.grid_nodes))
+
+    @property
+    def rates_grid(self) -> np.ndarray:
+        """Support of every ``g_s``: ``[0,] sigmoid(logits) [, 1]``."""
+        inner = expit(self.logits)
+        return np.concatenate([[0.0], inner, [1.0]]) if self.atoms else inner
+
+    @property
+    def basis(self) -> np.ndarray:
+        """``Q``, shape (support, coefficients): Legendre polynomials of degree 1..degree in
+        ``logit / grid_limit`` on the interior (0 at the atoms), then one indicator column per
+        atom. No constant column: the softmax absorbs it."""
+        z = self.logits / self.grid_limit
+        poly = np.stack([legendre.legval(z, np.eye(d + 1)[d]) for d in range(1, self.degree + 1)],
+                        axis=1)
+        if not self.atoms:
+            return poly
+        size = len(z) + 2
+        basis = np.zeros((size, self.degree + 2))
+        basis[1:-1, : self.degree] = poly
+        basis[0, self.degree] = 1.0
+        basis[-1, self.degree + 1] = 1.0
+        return basis
+
+    def log_weights(self, posterior: xr.Dataset) -> np.ndarray:
+        """``log g_s(p_j)`` per draw, shape (chain, draw, system, support)."""
+        coef = posterior["coef"].transpose("chain", "draw", "system", "term").values
+        logits = coef @ self.basis.T
+        return logits - logsumexp(logits, axis=-1, keepdims=True)
+
+    def rate_distribution(self, posterior: xr.Dataset) -> xr.DataArray:
+        """Posterior draws of each system's rate distribution ``g_s`` (probabilities summing to
+        1 over ``rate``), dims (chain, draw, system, rate): what the fit believes about how its
+        tasks' success rates are spread, including the atoms at 0 and 1."""
+        return xr.DataArray(
+            np.exp(self.log_weights(posterior)),
+            dims=("chain", "draw", "system", "rate"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "system": posterior["system"].values,
+                "rate": self.rates_grid,
+            },
+            name="g",
+        )
+
+    # ------------------------------------------------------------------ data
+    @staticmethod
+    def check_data(data: EvalData) -> None:
+        """Every system observed at least once."""
+        require_observed(data)
+
+    def inputs(self, data: EvalData) -> ModelInputs:
+        """Distinct ``(system, n, c)`` rows with their cell counts as weights, padded to
+        :func:`padded_size` (weight 0 on pads), and each row's log-likelihood on the grid."""
+        self.check_data(data)
+        n, c = data.n.values, data.c.values
+        s_idx, t_idx = np.nonzero(n > 0)
+        keys = np.stack([s_idx, n[s_idx, t_idx], c[s_idx, t_idx]], axis=1)
+        rows, weight = np.unique(keys, axis=0, return_counts=True)
+        size = padded_size(len(rows))
+        pad = size - len(rows)
+        loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
+        loglik = np.maximum(loglik - loglik.max(axis=1, keepdims=True), _FLOOR)
+        support = len(self.rates_grid)
+        values = {
+            "row_s": np.concatenate([rows[:, 0], np.zeros(pad)]).astype(np.int64),
+            "row_w": np.concatenate([weight, np.zeros(pad)]).astype(float),
+            "row_ll": np.concatenate([loglik, np.zeros((pad, support))]),
+        }
+        return ModelInputs(values=values, shape_key=(n.shape[0], size, support))
+
+    # ------------------------------------------------------------------ the PyMC model
+    def build(self, inputs: ModelInputs) -> Any:
+        """Coefficients per system and the collapsed grid likelihood."""
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        n_sys, size, support = inputs.shape_key
+        basis = self.basis
+        coords = {"system": np.arange(n_sys), "term": np.arange(basis.shape[1]),
+                  "row": np.arange(size), "node": np.arange(support)}
+        with pm.Model(coords=coords) as model:
+            row_s = pm.Data("row_s", inputs.values["row_s"], dims="row")
+            row_w = pm.Data("row_w", inputs.values["row_w"], dims="row")
+            row_ll = pm.Data("row_ll", inputs.values["row_ll"], dims=("row", "node"))
+            coef = pm.Normal("coef", 0.0, self.coef_prior, dims=("system", "term"))
+            logits = pt.dot(coef, basis.T)
+            log_g = logits - pt.logsumexp(logits, axis=1, keepdims=True)
+            ll = pt.logsumexp(row_ll + log_g[row_s], axis=1)
+            pm.Potential("loglik", (row_w * ll).sum())
+        return model
+
+    def posterior_vars(self, data: EvalData) -> list[str]:
+        """The coefficients (``g_s`` follows from them and the basis)."""
+        return ["coef"]
+
+    def simulate_prior(
+        self, systems: int, tasks: int, trials: int, seed: int
+    ) -> tuple[EvalData, dict[str, Any]]:
+        """Coefficients from the prior, rates from ``g_s``, counts (for SBC and recovery).
+
+        Returns the data (``trials`` per cell) and the truth: ``coef`` (S, D), ``g`` (S,
+        support) and ``p`` (S, T).
+        """
+        rng = np.random.default_rng(seed)
+        coef = rng.normal(0.0, self.coef_prior, (systems, self.basis.shape[1]))
+        logits = coef @ self.basis.T
+        g = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
+        grid = self.rates_grid
+        p = np.stack([rng.choice(grid, tasks, p=g_s) for g_s in g])
+        n = np.full((systems, tasks), int(trials))
+        return EvalData.from_arrays(n, rng.binomial(n, p)), {"coef": coef, "g": g, "p": p}
+
+    # ------------------------------------------------------------------ inference
+    def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        """The template's NUTS run, after warning when every cell has at most one trial."""
+        if data.n.values.max() <= 1:
+            warnings.warn(_SINGLE_TRIAL_TEXT.format(name=self.name), UserWarning, stacklevel=4)
+        groups = super().sample(data, sampler)
+        groups["posterior"] = groups["posterior"].assign_coords(
+            term=np.arange(self.basis.shape[1])
+        )
+        return groups
+
+    # ------------------------------------------------------------------ template hooks
+    def rates(
+        self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice
+    ) -> np.ndarray:
+        """Per-cell rate draws from the exact conditional posterior over the grid given each
+        draw of ``g_s``, shape (chain, draw, system, chunk); unobserved cells from ``g_s``.
+
+        Cells of a system with the same counts share one conditional (computed once per
+        draw); one uniform per cell and draw picks the node by inversion. Deterministic given
+        ``seed`` and the chunk's start.
+        """
+        log_g = self.log_weights(posterior)
+        grid = self.rates_grid
+        n, c = data.n.values, data.c.values
+        start, stop, _ = tasks.indices(n.shape[1])
+        rng = np.random.default_rng([int(seed), 11, start])
+        chains, draws, n_sys, support = log_g.shape
+        out = np.empty((chains, draws, n_sys, stop - start))
+        u = rng.random(out.shape)
+        for s in range(n_sys):
+            counts = np.stack([n[s, start:stop], c[s, start:stop]], axis=1)
+            unique, inverse = np.unique(counts, axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            loglik = grid_log_likelihood(unique[:, 0], unique[:, 1], grid)
+            post = log_g[:, :, s, None, :] + loglik  # (chain, draw, unique, support)
+            post = np.exp(post - post.max(axis=-1, keepdims=True))
+            cdf = np.cumsum(post, axis=-1)
+            cdf /= cdf[..., -1:]
+            width = max(1, _WORK // max(1, chains * draws * support))
+            for j in range(0, len(inverse), width):
+                cells = slice(j, j + width)
+                rows = cdf[:, :, inverse[cells], :]
+                node = (rows < u[:, :, s, cells, None]).sum(axis=-1)
+                out[:, :, s, cells] = grid[np.minimum(node, support - 1)]
+        return out
+
+    def population_curve(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> np.ndarray:
+        """pass@k / pass^k of a new task, ``sum_j g_s(p_j) f(p_j)``, (chain, draw, system, k)."""
+        g = np.exp(self.log_weights(posterior))
+        k = np.asarray(k, dtype=float)
+        f = prob_curve(self.rates_grid, k, check_metric(metric))  # (node, k)
+        return g @ f
+
+    def cell_log_likelihood(
+        self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
+    ) -> np.ndarray:
+        """``log sum_j g_s(p_j) Binomial(c | n, p_j)`` per cell and draw, (chain, draw, cell)."""
+        log_g = self.log_weights(posterior)
+        n, c = data.n.values[s_idx, t_idx], data.c.values[s_idx, t_idx]
+        out = np.empty((*log_g.shape[:2], len(s_idx)))
+        for s in np.unique(s_idx):
+            cells = np.flatnonzero(s_idx == s)
+            counts = np.stack([n[cells], c[cells]], axis=1)
+            unique, inverse = np.unique(counts, axis=0, return_inverse=True)
+            loglik = grid_log_likelihood(unique[:, 0], unique[:, 1], self.rates_grid)
+            values = logsumexp(log_g[:, :, s, None, :] + loglik, axis=-1)
+            out[..., cells] = values[..., inverse.reshape(-1)]
+        return out
+
+
+_SINGLE_TRIAL_TEXT = (
+    "{name}: every cell has at most one trial (n <= 1), so the data show each system's "
+    "mean rate and nothing of how its tasks' rates spread around it: the shape of the rate "
+    "distribution, and with it pass@k for k > 1 and pass^k, is its prior. Collect repeated "
+    "trials, or use a model whose shape is fixed (beta-binomial, irt-1pl)."
+)

@@ -1,0 +1,228 @@
+"""RateGridModel: the grid maths against scipy and direct sums, the PyTensor graph against the
+NumPy likelihood, conditional rate draws against the exact discrete posterior, recovery and
+SBC (slow)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+from scipy import stats
+from scipy.special import expit, logsumexp
+
+from evalbayes import EvalData
+from evalbayes.models import RateGridModel, get_model, model_from_config
+from evalbayes.models.rate_grid import grid_log_likelihood
+from evalbayes.sbc import rank_statistics, rank_uniformity
+
+
+def _posterior(coef: np.ndarray, systems: list[str]) -> xr.Dataset:
+    """A fake posterior with the given coefficient draws, shape (chain, draw, system, term)."""
+    return xr.Dataset(
+        {"coef": (("chain", "draw", "system", "term"), coef)},
+        coords={"chain": np.arange(coef.shape[0]), "draw": np.arange(coef.shape[1]),
+                "system": systems, "term": np.arange(coef.shape[3])},
+    )
+
+
+def test_grid_log_likelihood_matches_scipy_and_atoms():
+    n = np.array([1, 5, 16, 1100, 1100, 7])
+    c = np.array([0, 2, 16, 17, 0, 7])
+    rates = np.array([0.0, 1e-6, 0.01, 0.5, 0.999, 1.0])
+    got = grid_log_likelihood(n, c, rates)
+    expect = stats.binom.logpmf(c[:, None], n[:, None], rates[None, :])
+    assert np.allclose(got, expect, rtol=1e-12, atol=1e-9, equal_nan=False)
+    # the atoms exactly: p = 0 only for c = 0, p = 1 only for c = n
+    assert np.array_equal(np.isfinite(got[:, 0]), c == 0)
+    assert np.array_equal(np.isfinite(got[:, -1]), c == n)
+
+
+def test_support_and_basis():
+    model = RateGridModel(degree=3, grid_limit=10.0, grid_nodes=21)
+    grid = model.rates_grid
+    assert grid[0] == 0.0 and grid[-1] == 1.0 and len(grid) == 23
+    assert np.allclose(grid[1:-1], expit(np.linspace(-10, 10, 21)))
+    basis = model.basis
+    assert basis.shape == (23, 5)
+    # degree-d Legendre column: P_1(z) = z, P_2 = (3 z^2 - 1) / 2
+    z = np.linspace(-1, 1, 21)
+    assert np.allclose(basis[1:-1, 0], z)
+    assert np.allclose(basis[1:-1, 1], (3 * z**2 - 1) / 2)
+    assert basis[0].tolist() == [0, 0, 0, 1, 0] and basis[-1].tolist() == [0, 0, 0, 0, 1]
+    no_atoms = RateGridModel(degree=3, grid_limit=10.0, grid_nodes=21, atoms=False)
+    assert no_atoms.basis.shape == (21, 3) and len(no_atoms.rates_grid) == 21
+
+
+@pytest.mark.parametrize("bad", [
+    {"degree": 0}, {"degree": 2.5}, {"coef_prior": 0.0}, {"grid_limit": -1.0},
+    {"grid_nodes": 3, "degree": 5}, {"coef_prior": True},
+])
+def test_bad_settings_raise(bad):
+    with pytest.raises(ValueError):
+        RateGridModel(**bad)
+
+
+def test_registry_and_config_round_trip():
+    model = get_model("rate-grid", degree=4)
+    assert isinstance(model, RateGridModel) and model.degree == 4
+    assert model_from_config(model.to_config()) == model
+
+
+def _data() -> EvalData:
+    n = np.array([[16, 16, 16, 16, 0], [4, 4, 4, 1, 1]])
+    c = np.array([[0, 3, 16, 0, 0], [1, 0, 4, 1, 0]])
+    return EvalData.from_arrays(n, c, systems=["A", "B"], tasks=list("vwxyz"))
+
+
+def test_population_curve_is_the_weighted_sum():
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    rng = np.random.default_rng(0)
+    coef = rng.normal(0, 2, (2, 3, 2, model.basis.shape[1]))
+    post = _posterior(coef, ["A", "B"])
+    k = np.array([1, 3, 100])
+    got = model.population_curve(post, _data(), k, "pass@k")
+    got_hat = model.population_curve(post, _data(), k, "pass^k")
+    grid = model.rates_grid
+    for ch in range(2):
+        for d in range(3):
+            for s in range(2):
+                logits = model.basis @ coef[ch, d, s]
+                g = np.exp(logits) / np.exp(logits).sum()
+                for j, kj in enumerate(k):
+                    expect = sum(w * (1 - (1 - p) ** kj) for w, p in zip(g, grid, strict=True))
+                    hat = sum(w * p**kj for w, p in zip(g, grid, strict=True))
+                    assert math.isclose(got[ch, d, s, j], expect, rel_tol=1e-10, abs_tol=1e-14)
+                    assert math.isclose(got_hat[ch, d, s, j], hat, rel_tol=1e-10, abs_tol=1e-14)
+
+
+def test_cell_log_likelihood_is_the_mixture():
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    data = _data()
+    coef = np.random.default_rng(1).normal(0, 2, (1, 2, 2, model.basis.shape[1]))
+    post = _posterior(coef, ["A", "B"])
+    s_idx, t_idx = np.nonzero(data.n.values > 0)
+    got = model.cell_log_likelihood(post, data, s_idx, t_idx)
+    grid = model.rates_grid
+    for d in range(2):
+        for i, (s, t) in enumerate(zip(s_idx, t_idx, strict=True)):
+            logits = model.basis @ coef[0, d, s]
+            g = np.exp(logits - logsumexp(logits))
+            n, c = data.n.values[s, t], data.c.values[s, t]
+            expect = np.log(sum(w * stats.binom.pmf(c, n, p) for w, p in zip(g, grid, strict=True)))
+            assert math.isclose(got[0, d, i], expect, rel_tol=1e-10)
+
+
+def test_graph_log_density_matches_numpy():
+    """The compiled model's log density differs from the NumPy likelihood plus the Normal
+    prior by a constant (binomial coefficients, row shifts): compare two points."""
+    pytest.importorskip("pymc")
+    model = RateGridModel(degree=3, grid_nodes=21, grid_limit=10.0)
+    data = _data()
+    pm_model = model.build(model.inputs(data))
+    logp = pm_model.compile_logp()
+    s_idx, t_idx = np.nonzero(data.n.values > 0)
+    rng = np.random.default_rng(2)
+    values = []
+    for _ in range(2):
+        coef = rng.normal(0, 1.5, (2, model.basis.shape[1]))
+        post = _posterior(coef[None, None], ["A", "B"])
+        ll = model.cell_log_likelihood(post, data, s_idx, t_idx).sum()
+        prior = stats.norm(0, model.coef_prior).logpdf(coef).sum()
+        values.append((logp({"coef": coef}), ll + prior))
+    (g0, n0), (g1, n1) = values
+    assert math.isclose(g1 - g0, n1 - n0, rel_tol=1e-9, abs_tol=1e-8)
+
+
+def test_conditional_rate_draws_match_the_exact_posterior():
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    data = _data()
+    coef = np.broadcast_to(np.array([1.0, -0.5, -1.0, -2.0]), (1, 20_000, 2, 4)).copy()
+    post = _posterior(coef, ["A", "B"])
+    p = model.rates(post, data, seed=3, tasks=slice(0, 5))
+    grid = model.rates_grid
+    logits = model.basis @ coef[0, 0, 0]
+    g = np.exp(logits - logsumexp(logits))
+    for s, t in [(0, 0), (0, 1), (0, 2), (1, 3), (0, 4)]:
+        n, c = data.n.values[s, t], data.c.values[s, t]
+        exact = g * stats.binom.pmf(c, n, grid)
+        exact /= exact.sum()
+        counts = np.array([(p[0, :, s, t] == r).sum() for r in grid])
+        assert counts.sum() == p.shape[1]  # every draw is a grid node
+        keep = exact * p.shape[1] >= 5
+        chi2 = stats.chisquare(counts[keep], exact[keep] / exact[keep].sum() * counts[keep].sum())
+        assert chi2.pvalue > 1e-3, (s, t)
+    # same seed, same draws
+    assert np.array_equal(p, model.rates(post, data, seed=3, tasks=slice(0, 5)))
+
+
+def test_single_trial_data_warns():
+    pytest.importorskip("pymc")
+    n = np.ones((2, 6), int)
+    c = np.array([[1, 0, 1, 1, 0, 0], [0, 0, 1, 0, 0, 1]])
+    with pytest.warns(UserWarning, match="at most one trial"):
+        RateGridModel().fit(EvalData.from_arrays(n, c), draws=50, tune=50, chains=1,
+                            check=False)
+
+
+@pytest.mark.slow
+def test_recovery_of_an_atom_and_a_spread_tail():
+    """Rates: 30 % never solved, the rest logit-normal N(-3, 2): the fit's population pass@k
+    at k = 1, 16 and 256 covers the truth of the generating distribution, and so does its mass
+    below p = 0.003 (~0.1 / n). The atom itself is not identified apart from the grid's tail
+    below 1 / n (32 trials cannot tell p = 0 from p = 1e-5), so only the sum is checked."""
+    rng = np.random.default_rng(7)
+    tasks, trials = 400, 32
+    dead = rng.random(tasks) < 0.3
+    p = np.where(dead, 0.0, expit(rng.normal(-3.0, 2.0, tasks)))
+    n = np.full((1, tasks), trials)
+    data = EvalData.from_arrays(n, rng.binomial(n, p[None, :]))
+    model = RateGridModel()
+    post = model.fit(data, draws=500, tune=500, chains=2, seed=3, check=False)
+    k = np.array([1, 16, 256])
+    z = np.random.default_rng(8).normal(-3.0, 2.0, 400_000)
+    truth = 0.7 * (1 - (1 - expit(z)[:, None]) ** k).mean(axis=0)
+    pop = post.pass_at_k(k, estimand="population").sel(system=data.systems[0])
+    lo = pop.quantile(0.005, ("chain", "draw")).values
+    hi = pop.quantile(0.995, ("chain", "draw")).values
+    assert np.all((lo <= truth) & (truth <= hi)), (lo, truth, hi)
+    g = model.rate_distribution(post.posterior)
+    low = g.where(g["rate"] < 0.003, 0.0).sum("rate")
+    true_low = 0.3 + 0.7 * stats.norm.cdf((np.log(0.003 / 0.997) + 3.0) / 2.0)
+    assert low.quantile(0.005).item() <= true_low <= low.quantile(0.995).item(), (
+        low.mean().item(), true_low)
+
+
+def _ranks(replicates: int, seed: int) -> dict[str, np.ndarray]:
+    model = RateGridModel()
+    ranks: dict[str, list[int]] = {"coef0": [], "pop@1": [], "pop@8": []}
+    k = np.array([1, 8])
+    for r in range(replicates):
+        data, truth = model.simulate_prior(2, 30, 8, seed=seed + r)
+        post = model.fit(data, draws=198, tune=300, chains=2, seed=r, check=False)
+        draws = post.posterior["coef"].isel(system=0, term=0).stack(s=("chain", "draw")).values
+        ranks["coef0"].append(rank_statistics(truth["coef"][:1, 0], draws[:, None])[0])
+        pop = post.pass_at_k(k, estimand="population").isel(system=0)
+        flat = pop.stack(s=("chain", "draw")).transpose("s", "k").values
+        exact = truth["g"][0] @ (1 - (1 - model.rates_grid[:, None]) ** k)
+        for j, name in enumerate(("pop@1", "pop@8")):
+            ranks[name].append(rank_statistics(exact[j:j + 1], flat[:, j:j + 1])[0])
+    return {name: np.array(v) for name, v in ranks.items()}
+
+
+@pytest.mark.slow
+def test_sbc_ranks_are_not_degenerate():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranks = _ranks(8, seed=300)
+    for name, r in ranks.items():
+        assert np.ptp(r) > 10, name
+
+
+@pytest.mark.slow
+def test_sbc_ranks_uniform():
+    ranks = _ranks(100, seed=3000)
+    for name, r in ranks.items():
+        assert rank_uniformity(r, n_ranks=99, bins=10).pvalue > 0.001, name
