@@ -15,9 +15,10 @@
   every pair with p < 0.05?
 
 Usage: ``python benchmarks/task_effects_realdata.py [--only NAME ...] [--swe] [--draws N]
-[--full] [--method nutpie|numpyro] [--sigma-e X]`` (``--full``: 4 chains x ``--draws`` on the
-large data sets too; ``--method numpyro`` needs the ``jax`` extra; ``--sigma-e 0`` fits the
-1PL + broken-tasks variant; ``--residual-scale system`` one residual spread per system).
+[--full] [--method nutpie|numpyro] [--sigma-e X] [--model task-grid]`` (``--full``: 4 chains
+x ``--draws`` on the large data sets too; ``--method numpyro`` needs the ``jax`` extra;
+``--sigma-e 0`` fits the 1PL + broken-tasks variant; ``--residual-scale system`` one residual
+spread per system; ``--model task-grid`` / ``rate-grid`` fits that model instead).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import pandas as pd
 
 from evalbayes import EvalData, datasets
 from evalbayes.frequentist import mcnemar, paired_bootstrap_ci
-from evalbayes.models import BetaBinomialModel, TaskEffectsModel
+from evalbayes.models import BetaBinomialModel, RateGridModel, TaskEffectsModel, TaskGridModel
 
 DATA = "/work/shared/data/"
 
@@ -62,11 +63,20 @@ def load(name):
     raise ValueError(name)
 
 
-def fit(data, draws, chains=4, method=None, sigma_e="estimate", residual_scale="shared"):
+def make_model(name="task-effects", sigma_e="estimate", residual_scale="shared"):
+    if name == "task-grid":
+        return TaskGridModel()
+    if name == "rate-grid":
+        return RateGridModel()
+    return TaskEffectsModel(sigma_e=sigma_e, residual_scale=residual_scale)
+
+
+def fit(data, draws, chains=4, method=None, sigma_e="estimate", residual_scale="shared",
+        model_name="task-effects"):
     t0 = time.time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = TaskEffectsModel(sigma_e=sigma_e, residual_scale=residual_scale)
+        model = make_model(model_name, sigma_e, residual_scale)
         post = model.fit(data, draws=draws, tune=draws, chains=chains, seed=1, check=False,
                          method=method)
     seconds = time.time() - t0
@@ -74,11 +84,11 @@ def fit(data, draws, chains=4, method=None, sigma_e="estimate", residual_scale="
     return post, seconds, diag
 
 
-def gradient_cost(data, repeats=20):
+def gradient_cost(data, repeats=20, model_name="task-effects"):
     """Seconds per log-density + gradient evaluation of the compiled model (nutpie)."""
     import nutpie
 
-    model = TaskEffectsModel()
+    model = make_model(model_name)
     t0 = time.time()
     compiled = nutpie.compile_pymc_model(model.build(model.inputs(data)))
     compile_s = time.time() - t0
@@ -109,7 +119,7 @@ def terminal_bench_pairs(post, data):
     corr = np.corrcoef(ra, rb)[0, 1]
     w_boot = boot.upper - boot.lower
     print(f"Terminal-Bench top two: {b} - {a}; per-task correlation {corr:.2f}")
-    print(f"  task-effects population diff 95% [{te[0]:.3f}, {te[1]:.3f}] width "
+    print(f"  {post.model.name} population diff 95% [{te[0]:.3f}, {te[1]:.3f}] width "
           f"{te[1] - te[0]:.3f} ({(te[1] - te[0]) / w_boot:.2f}x paired bootstrap)")
     print(f"  beta-binomial (independent)  [{bb[0]:.3f}, {bb[1]:.3f}] width {bb[1] - bb[0]:.3f} "
           f"({(bb[1] - bb[0]) / w_boot:.2f}x)")
@@ -127,9 +137,9 @@ def broken_tasks(post, data):
           f"P(broken) min {prob[unsolved].min():.3f} (all > 0.9: "
           f"{bool(np.all(prob[unsolved] > 0.9))}); {solved5.sum()} solved >= 5 times by some "
           f"system: P(broken) max {prob[solved5].max():.3g}")
-    print("  pi0 posterior mean", float(post.posterior["pi0"].mean()),
-          "sigma_e", float(post.posterior["sigma_e"].mean()),
-          "sigma_b", float(post.posterior["sigma_b"].mean()))
+    spread = {name: np.round(post.posterior[name].mean(("chain", "draw")).values, 2)
+              for name in ("sigma_e", "sigma_b", "loading") if name in post.posterior}
+    print("  pi0 posterior mean", float(post.posterior["pi0"].mean()), spread)
 
 
 def swe_bench_pairs(post, data):
@@ -166,6 +176,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sigma-e", default="estimate",
                         help="'estimate' (default) or a fixed residual scale, e.g. 0")
     parser.add_argument("--residual-scale", default="shared", choices=("shared", "system"))
+    parser.add_argument("--model", default="task-effects",
+                        choices=("task-effects", "task-grid", "rate-grid"))
     parser.add_argument("--full", action="store_true",
                         help="4 chains x --draws also above 5000 cells (else 2 x (300 + 300))")
     args = parser.parse_args(argv)
@@ -178,7 +190,7 @@ def main(argv=None) -> int:
         S, T = data.n.shape
         cells = int((data.n.values > 0).sum())
         if name == "swe-bench" and not args.swe:
-            compile_s, per_grad, per_draw = gradient_cost(data)
+            compile_s, per_grad, per_draw = gradient_cost(data, model_name=args.model)
             print(f"| {name} | {S} x {T} | {cells} | {int(data.n.max())} | not run | "
                   f"compile {compile_s:.0f} s, {1000 * per_grad:.0f} ms per gradient, "
                   f"{per_draw:.0f} gradients per draw in a short warm-up | | | |", flush=True)
@@ -186,13 +198,13 @@ def main(argv=None) -> int:
         chains, draws = (2, 300) if cells > 5000 and not args.full else (4, args.draws)
         sigma_e = args.sigma_e if args.sigma_e == "estimate" else float(args.sigma_e)
         post, seconds, diag = fit(data, draws, chains, args.method, sigma_e,
-                                  args.residual_scale)
+                                  args.residual_scale, args.model)
         print(f"| {name} | {S} x {T} | {cells} | {int(data.n.max())} | {chains} x "
               f"({draws}+{draws}) | {seconds:.0f} | {diag.rhat_max:.3f} | "
               f"{diag.ess_bulk_min:.0f} | {diag.divergences} |", flush=True)
         if name == "terminal-bench":
             terminal_bench_pairs(post, data)
-        if name == "humaneval+":
+        if name == "humaneval+" and hasattr(post.model, "broken_probability"):
             broken_tasks(post, data)
         if name == "swe-bench":
             swe_bench_pairs(post, data)

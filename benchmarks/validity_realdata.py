@@ -40,7 +40,7 @@ import pandas as pd
 
 from evalbayes import EvalData
 from evalbayes.frequentist.passk import mean_pass_at_k, pass_at_k
-from evalbayes.models import BetaBinomialModel, TaskEffectsModel
+from evalbayes.models import BetaBinomialModel, RateGridModel, TaskEffectsModel, TaskGridModel
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "noise_highk_temp0.7.csv.gz"
 if not DATA.exists():
@@ -135,6 +135,8 @@ def run(args) -> list[dict]:
         "task-effects": TaskEffectsModel(residual_scale=args.residual_scale),
         "beta-binomial": BetaBinomialModel(),
         "bb-none": BetaBinomialModel(pooling="none"),
+        "rate-grid": RateGridModel(),
+        "task-grid": TaskGridModel(),
     }
     if args.models:
         models = {name: model for name, model in models.items() if name in args.models}
@@ -146,7 +148,7 @@ def run(args) -> list[dict]:
         truth_t, se_t = truth_and_noise(n_t, c_t, KS)
         truth_p, se_p = truth_and_noise(n_all, c_all, KS)
         for m in args.m:
-            for seed in range(args.seeds):
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
                 rng = np.random.default_rng([seed, m])
                 # tasks estimand on the chosen tasks
                 n_s, c_s = subsample(n_t, c_t, m, rng)
@@ -165,7 +167,7 @@ def run(args) -> list[dict]:
                     pick = np.sort(rng.choice(n_all.shape[1], size, replace=False))
                     n_s, c_s = subsample(n_all[:, pick], c_all[:, pick], m, rng)
                     data = EvalData.from_arrays(n_s, c_s, systems=systems)
-                    for name in ("task-effects", "beta-binomial"):
+                    for name in ("task-effects", "beta-binomial", "rate-grid", "task-grid"):
                         if name not in models:
                             continue
                         t0 = time.time()
@@ -228,9 +230,12 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="6 systems, 1 seed, m = 16")
     parser.add_argument("--systems", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="subsampling seeds first-seed .. first-seed + seeds - 1")
     parser.add_argument("--m", type=int, nargs="+", default=[4, 16, 64])
     parser.add_argument("--max-tasks", type=int, default=200)
-    parser.add_argument("--population-tasks", type=int, nargs="+", default=[10, 30])
+    parser.add_argument("--population-tasks", type=int, nargs="*", default=[10, 30],
+                        help="task counts of the population estimand (none: tasks only)")
     parser.add_argument("--draws", type=int, default=300)
     parser.add_argument("--benchmarks", nargs="+", default=None)
     parser.add_argument("--out", type=Path, default=None)
