@@ -14,7 +14,9 @@ from scipy import stats
 from scipy.special import expit, logsumexp
 
 from evalbayes import EvalData
+from evalbayes.frequentist import bootstrap_ci, paired_bootstrap_ci
 from evalbayes.models import RateGridModel, get_model, model_from_config
+from evalbayes.models.base import bayesian_bootstrap_weights, couple_to_reference
 from evalbayes.models.rate_grid import grid_log_likelihood
 from evalbayes.sbc import rank_statistics, rank_uniformity
 
@@ -58,7 +60,7 @@ def test_support_and_basis():
 
 @pytest.mark.parametrize("bad", [
     {"degree": 0}, {"degree": 2.5}, {"coef_prior": 0.0}, {"grid_limit": -1.0},
-    {"grid_nodes": 3, "degree": 5}, {"coef_prior": True},
+    {"grid_nodes": 3, "degree": 5}, {"coef_prior": True}, {"population": "bootstrap"},
 ])
 def test_bad_settings_raise(bad):
     with pytest.raises(ValueError):
@@ -96,6 +98,111 @@ def test_population_curve_is_the_weighted_sum():
                     hat = sum(w * p**kj for w, p in zip(g, grid, strict=True))
                     assert math.isclose(got[ch, d, s, j], expect, rel_tol=1e-10, abs_tol=1e-14)
                     assert math.isclose(got_hat[ch, d, s, j], hat, rel_tol=1e-10, abs_tol=1e-14)
+
+
+def test_bayesian_bootstrap_weights_are_dirichlet_one():
+    """Moments of Dirichlet(1, ..., 1) over T tasks: mean 1/T, variance (T-1)/(T^2 (T+1)),
+    covariance -1/(T^2 (T+1)); each weight is Beta(1, T-1) (KS test); same seed, same
+    weights."""
+    tasks = 7
+    w = bayesian_bootstrap_weights(4, 20_000, tasks, seed=3)
+    assert w.shape == (4, 20_000, tasks)
+    assert np.allclose(w.sum(axis=-1), 1.0)
+    flat = w.reshape(-1, tasks)
+    se = math.sqrt((tasks - 1) / (tasks**2 * (tasks + 1)) / len(flat))
+    assert np.allclose(flat.mean(axis=0), 1 / tasks, atol=4 * se)
+    cov = np.cov(flat, rowvar=False)
+    assert np.allclose(np.diag(cov), (tasks - 1) / (tasks**2 * (tasks + 1)), rtol=0.03)
+    off = cov[~np.eye(tasks, dtype=bool)]
+    assert np.allclose(off, -1 / (tasks**2 * (tasks + 1)), rtol=0.1)
+    assert stats.kstest(flat[:, 0], stats.beta(1, tasks - 1).cdf).pvalue > 1e-3
+    assert np.array_equal(w, bayesian_bootstrap_weights(4, 20_000, tasks, seed=3))
+    assert not np.array_equal(w, bayesian_bootstrap_weights(4, 20_000, tasks, seed=4))
+
+
+def test_couple_to_reference_keeps_marginals_and_takes_the_reference_ranks():
+    """Each column keeps its multiset of draws; its ranks become the reference's (checked
+    with scipy.stats.rankdata), so the rank correlation between columns is the reference's."""
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=(2, 50, 3, 2))
+    common = rng.normal(size=(2, 50, 1, 1))
+    reference = common + 0.3 * rng.normal(size=(2, 50, 3, 2))
+    out = couple_to_reference(values, reference)
+    flat_out, flat_ref = out.reshape(100, 6), reference.reshape(100, 6)
+    assert np.array_equal(np.sort(flat_out, axis=0), np.sort(values.reshape(100, 6), axis=0))
+    for j in range(6):
+        assert np.array_equal(stats.rankdata(flat_out[:, j]), stats.rankdata(flat_ref[:, j]))
+    before = stats.spearmanr(values.reshape(100, 6)[:, 0], values.reshape(100, 6)[:, 2])[0]
+    after = stats.spearmanr(flat_out[:, 0], flat_out[:, 2])[0]
+    assert abs(before) < 0.3 < 0.8 < after
+    assert math.isclose(after, stats.spearmanr(flat_ref[:, 0], flat_ref[:, 2])[0])
+    with pytest.raises(ValueError, match="shapes differ"):
+        couple_to_reference(values, reference[:, :10])
+
+
+def test_bootstrap_population_is_the_weighted_average_of_the_task_draws():
+    """population="bayesian-bootstrap": per draw, sum_t w_t f(p[s, t]) / sum_t w_t over the
+    system's observed tasks, with the same rate draws as the per-task curve (same seed) and
+    the same weights for every system; "grid" gives the g_s integral instead, and "paired"
+    the grid's draws reordered to the bootstrap's ranks."""
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0,
+                          population="bayesian-bootstrap")
+    data = _data()
+    coef = np.random.default_rng(2).normal(0, 2, (2, 3, 2, model.basis.shape[1]))
+    post = _posterior(coef, ["A", "B"])
+    k = np.array([1, 5])
+    for metric in ("pass@k", "pass^k"):
+        got = model.curve(post, data, k, metric, "population", False, seed=9).values
+        per_task = model.curve(post, data, k, metric, "tasks", True, seed=9).values
+        w = bayesian_bootstrap_weights(2, 3, 5, seed=9)
+        seen = data.n.values > 0
+        for s in range(2):
+            ws = w * seen[s]
+            expect = np.einsum("cdtk,cdt->cdk", np.nan_to_num(per_task[:, :, s]), ws)
+            assert np.allclose(got[:, :, s], expect / ws.sum(axis=-1)[..., None], rtol=1e-12)
+    grid = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, population="grid")
+    exact = grid.population_curve(post, data, k, "pass@k")
+    assert np.allclose(grid.curve(post, data, k, "pass@k", "population", False, seed=9).values,
+                       exact)
+    assert grid.description == "rate-grid (population=grid)"
+    paired = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    boot = model.curve(post, data, k, "pass@k", "population", False, seed=9).values
+    got = paired.curve(post, data, k, "pass@k", "population", False, seed=9).values
+    assert np.array_equal(got, couple_to_reference(exact, boot))
+
+
+def test_population_difference_is_paired():
+    """Two systems whose task logits correlate 0.6 (60 tasks, 5 trials, as on Terminal-Bench):
+    the default population ("paired": grid marginals coupled to the Bayesian bootstrap's ranks)
+    keeps each system's grid draws exactly, and its difference interval is close to the
+    paired task bootstrap's (frequentist, evalbayes.frequentist.paired_bootstrap_ci; 1.1-1.2x
+    here: the independent per-system posteriors cannot shrink per-task differences, so trial
+    noise is counted a little more than once) and narrower than the unpaired "grid"
+    population's, while each system's own interval is close to the task bootstrap's."""
+    rng = np.random.default_rng(5)
+    u = rng.multivariate_normal([0.0, 0.5], 4.0 * np.array([[1.0, 0.6], [0.6, 1.0]]), 60).T
+    n = np.full((2, 60), 5)
+    c = rng.binomial(n, expit(u))
+    data = EvalData.from_arrays(n, c, systems=["A", "B"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = RateGridModel().fit(data, draws=500, tune=500, chains=2, seed=1, check=False)
+    pop = post.pass_at_k(1, estimand="population").sel(k=1)
+    diff = (pop.sel(system="B") - pop.sel(system="A")).values.ravel()
+    width = np.diff(np.quantile(diff, [0.025, 0.975]))[0]
+    boot = paired_bootstrap_ci(c[0] / n[0], c[1] / n[1], seed=0, n_resamples=4000)
+    assert 0.9 < width / (boot.upper - boot.lower) < 1.3
+    gpop = RateGridModel(population="grid").curve(
+        post.posterior, data, np.array([1]), "pass@k", "population", False
+    ).sel(k=1)
+    for system in ("A", "B"):
+        assert np.array_equal(np.sort(pop.sel(system=system).values.ravel()),
+                              np.sort(gpop.sel(system=system).values.ravel()))
+    gdiff = (gpop.sel(system="B") - gpop.sel(system="A")).values.ravel()
+    assert np.diff(np.quantile(gdiff, [0.025, 0.975]))[0] > 1.1 * width
+    own = np.diff(np.quantile(pop.sel(system="A").values.ravel(), [0.025, 0.975]))[0]
+    single = bootstrap_ci(c[0] / n[0], seed=0, n_resamples=4000)
+    assert 0.8 < own / (single.upper - single.lower) < 1.25
 
 
 def test_cell_log_likelihood_is_the_mixture():
@@ -196,7 +303,10 @@ def test_recovery_of_an_atom_and_a_spread_tail():
 
 
 def _ranks(replicates: int, seed: int) -> dict[str, np.ndarray]:
-    model = RateGridModel()
+    """SBC of the model's own functional of g_s (population="grid"); the Bayesian bootstrap
+    population is a nonparametric posterior of the task population, checked on real data and
+    in benchmarks/paired_simulation.py instead."""
+    model = RateGridModel(population="grid")
     ranks: dict[str, list[int]] = {"coef0": [], "pop@1": [], "pop@8": []}
     k = np.array([1, 8])
     for r in range(replicates):

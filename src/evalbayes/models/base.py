@@ -20,7 +20,12 @@ Hooks (``docs/new_model.md`` walks through a complete model):
     predictive are built on it.
 ``population_curve(posterior, data, k, metric) -> ndarray (chain, draw, system, k)``
     pass@k / pass^k of a new task drawn from the task population; models without a
-    population estimand return ``estimands() == ("tasks",)`` and skip it.
+    population estimand return ``estimands() == ("tasks",)`` and skip it. A model whose
+    systems share no parameter can still pair its population comparisons through the tasks
+    (``population_pairing``): ``"bootstrap"`` replaces the hook by the Bayesian bootstrap of
+    the observed tasks (:func:`bayesian_bootstrap_weights`: one set of task weights per
+    draw, shared by every system); ``"coupled"`` keeps the hook's per-system draws and
+    reorders them to follow the bootstrap's ranks (:func:`couple_to_reference`).
 ``cell_log_likelihood(posterior, data, s_idx, t_idx) -> ndarray (chain, draw, cell)``
     Pointwise log-likelihood of the observed cells, for PSIS-LOO.
 
@@ -51,7 +56,15 @@ from evalbayes.names import (
 )
 from evalbayes.results import Posterior
 
-__all__ = ["Model", "ModelInputs", "binomial_log_choose", "require_observed", "task_chunks"]
+__all__ = [
+    "Model",
+    "ModelInputs",
+    "bayesian_bootstrap_weights",
+    "binomial_log_choose",
+    "couple_to_reference",
+    "require_observed",
+    "task_chunks",
+]
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,43 @@ def task_chunks(n_draws: int, n_units: int, n_tasks: int) -> list[slice]:
     """
     size = max(1, CHUNK_NUMBERS // max(1, n_draws * n_units))
     return [slice(i, min(n_tasks, i + size)) for i in range(0, n_tasks, size)]
+
+
+def bayesian_bootstrap_weights(chains: int, draws: int, tasks: int, seed: int) -> np.ndarray:
+    """Dirichlet(1, ..., 1) weights over the tasks, one set per draw, ``(chain, draw, task)``.
+
+    The Bayesian bootstrap (D. B. Rubin, "The Bayesian bootstrap", *Annals of Statistics* 9,
+    1981, 130-134): the posterior of a population of tasks under a Dirichlet-process prior of
+    vanishing concentration puts weight ``w_t`` on observed task ``t``,
+    ``w ~ Dirichlet(1, ..., 1)``, drawn as normalised standard exponentials. A functional of
+    the population (mean pass@k) is then ``sum_t w_t f_t``. Deterministic given ``seed``.
+    """
+    rng = np.random.default_rng([int(seed), 17])
+    weights = rng.standard_exponential((chains, draws, tasks))
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def couple_to_reference(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Reorder the draws of ``values`` so that they follow the ranks of ``reference``.
+
+    Both have shape ``(chain, draw, *rest)``; each ``rest`` column is handled alone: the draw
+    holding the j-th smallest ``reference`` receives the j-th smallest ``values`` (ties in
+    ``reference`` broken by draw order). Every column's marginal distribution is unchanged
+    (the same multiset of draws); the dependence between columns becomes that of
+    ``reference`` (its rank correlations, exactly). This is the Schaake shuffle / empirical
+    copula coupling (M. Clark et al., "The Schaake shuffle", *J. Hydrometeorology* 5, 2004,
+    243-262; R. Schefzik, T. Thorarinsdottir and T. Gneiting, "Uncertainty quantification in
+    complex simulation models using ensemble copula coupling", *Statistical Science* 28, 2013,
+    616-640). Deterministic.
+    """
+    if values.shape != reference.shape:
+        raise ValueError(f"shapes differ: {values.shape} and {reference.shape}")
+    flat_values = values.reshape(values.shape[0] * values.shape[1], -1)
+    flat_reference = reference.reshape(flat_values.shape)
+    order = np.argsort(flat_reference, axis=0, kind="stable")
+    out = np.empty_like(flat_values)
+    np.put_along_axis(out, order, np.sort(flat_values, axis=0), axis=0)
+    return out.reshape(values.shape)
 
 
 @dataclass(frozen=True)
@@ -182,6 +232,14 @@ class Model(ABC):
         return ESTIMANDS
 
     @property
+    def population_pairing(self) -> str:
+        """How the population estimand links the systems beyond the model's own parameters:
+        ``"none"`` (:meth:`population_curve` as it is), ``"bootstrap"`` (the Bayesian bootstrap
+        of the observed tasks' rate draws instead) or ``"coupled"`` (:meth:`population_curve`
+        reordered to the bootstrap's ranks). See :meth:`curve`."""
+        return "none"
+
+    @property
     def description(self) -> str:
         """The model's name with the settings that change what it can report."""
         return self.name
@@ -260,8 +318,14 @@ class Model(ABC):
 
         ``estimand="tasks"``: the average over each system's observed tasks of
         ``f(p[s, t])`` per draw (``f(p) = 1 - (1 - p)^k`` or ``p^k``), from :meth:`rates`;
-        ``"population"``: :meth:`population_curve`. ``seed`` drives any Monte Carlo step of
-        :meth:`rates`, so the same fit and seed give the same numbers.
+        ``"population"``: :meth:`population_curve`; with :attr:`population_pairing`
+        ``"bootstrap"``, ``sum_t w_t f(p[s, t]) / sum_t w_t`` over the system's observed tasks
+        with ``w ~ Dirichlet(1, ..., 1)`` per draw, the same ``w`` for every system
+        (:func:`bayesian_bootstrap_weights`); with ``"coupled"``, the draws of
+        :meth:`population_curve` reordered per ``(system, k)`` to the ranks of that bootstrap
+        (:func:`couple_to_reference`): each system's draws are the model's, and systems move
+        together as their results on the shared tasks do. ``seed`` drives every Monte Carlo
+        step (the rate draws, the weights), so the same fit and seed give the same numbers.
         """
         metric = check_metric(metric)
         check_estimand(estimand, self.estimands(), self.description)
@@ -269,7 +333,17 @@ class Model(ABC):
         if per_task and estimand == "population":
             raise ValueError("per_task=True needs estimand='tasks' (population is over new tasks)")
         if estimand == "population":
-            values = self.population_curve(posterior, data, k, metric)
+            pairing = self.population_pairing
+            if pairing != "bootstrap":
+                values = self.population_curve(posterior, data, k, metric)
+            if pairing != "none":
+                weights = bayesian_bootstrap_weights(
+                    posterior.sizes["chain"], posterior.sizes["draw"], data.n.shape[1], seed
+                )
+                bootstrap = self._tasks_curve(posterior, data, k, metric, False, seed, weights)
+                values = bootstrap if pairing == "bootstrap" else couple_to_reference(
+                    values, bootstrap
+                )
         else:
             values = self._tasks_curve(posterior, data, k, metric, per_task, seed)
         dims = ("chain", "draw", "system", "task", "k") if per_task else (
@@ -293,7 +367,10 @@ class Model(ABC):
         metric: str,
         per_task: bool,
         seed: int,
+        weights: np.ndarray | None = None,
     ) -> np.ndarray:
+        """Each system's average of ``f(p)`` over its observed tasks, per draw; with
+        ``weights`` (chain, draw, task) a weighted average (the Bayesian bootstrap)."""
         observed = data.n.values > 0
         chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
         n_sys, n_task = observed.shape
@@ -312,11 +389,17 @@ class Model(ABC):
                 f = -np.expm1(scaled) if metric == "pass@k" else np.exp(scaled)
                 if per_task:
                     out[:, :, :, tasks, j] = np.where(seen, f, np.nan)
-                else:
+                elif weights is None:
                     out[..., j] += np.einsum("cdst,st->cds", f, seen.astype(float))
-        if not per_task:
-            out /= observed.sum(axis=1)[None, None, :, None]
-        return out
+                else:
+                    out[..., j] += np.einsum(
+                        "cdst,st,cdt->cds", f, seen.astype(float), weights[:, :, tasks]
+                    )
+        if per_task:
+            return out
+        if weights is None:
+            return out / observed.sum(axis=1)[None, None, :, None]
+        return out / np.einsum("st,cdt->cds", observed.astype(float), weights)[..., None]
 
     def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray:
         """Draws of every cell's success probability, dims ``(chain, draw, system, task)``."""

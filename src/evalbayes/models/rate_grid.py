@@ -37,13 +37,27 @@ Derived quantities
 ------------------
 ``"tasks"``: each cell's rate is drawn from its exact conditional posterior given a draw of
 ``g_s``: ``P(p = p_j | c, n) proportional to g_s(p_j) Binomial(c | n, p_j)``; ``f(p)`` is
-averaged over the system's tasks. ``"population"``: pass@k of a new task,
-``sum_j g_s(p_j) f(p_j)``, exact per draw.
+averaged over the system's tasks.
 
-Systems are independent (no task effects are shared): comparisons of the "tasks" estimand
-are paired by conditioning on the same tasks, population comparisons are not; use
-:class:`~evalbayes.models.task_effects.TaskEffectsModel` for paired population comparisons
-and for tasks broken for every system.
+``"population"`` (tasks like these), three choices:
+
+* ``population="grid"``: a new task drawn from ``g_s``, ``sum_j g_s(p_j) f(p_j)``, exact per
+  draw. Each system's ``g_s`` is estimated alone, so a difference of two systems ignores
+  that they ran the same tasks (unpaired: 1.58x the paired bootstrap's width on
+  Terminal-Bench).
+* ``population="bayesian-bootstrap"``: the task population is the Bayesian bootstrap of the
+  observed tasks (Rubin 1981): per draw, weights ``w ~ Dirichlet(1, ..., 1)`` over the tasks,
+  the same for every system, and pass@k is ``sum_t w_t f(p[s, t])`` over the system's
+  observed tasks with the rate draws above. A new task is one of the observed tasks *with all
+  its systems' rates together*, so a difference moves with the weights by the per-task
+  differences: paired. With few tasks it covers like the task bootstrap (too narrow at
+  10-30 tasks on real data, ``benchmarks/validity.md``).
+* ``population="paired"`` (default): each system's draws are the ``"grid"`` draws, reordered
+  per ``(system, k)`` to the ranks of the ``"bayesian-bootstrap"`` draws (the Schaake shuffle,
+  :func:`~evalbayes.models.base.couple_to_reference`): each system's interval is the grid's,
+  and the systems move together as their results on the shared tasks do, so differences are
+  paired. One draw's values at different ``k`` are then not one curve (quantiles per ``k``
+  are unaffected).
 """
 
 from __future__ import annotations
@@ -63,7 +77,10 @@ from evalbayes.metrics import prob_curve
 from evalbayes.models.base import Model, ModelInputs, binomial_log_choose, require_observed
 from evalbayes.names import check_metric
 
-__all__ = ["RateGridModel", "grid_log_likelihood"]
+__all__ = ["POPULATIONS", "RateGridModel", "grid_log_likelihood"]
+
+POPULATIONS = ("paired", "grid", "bayesian-bootstrap")
+_PAIRING = {"paired": "coupled", "grid": "none", "bayesian-bootstrap": "bootstrap"}
 
 _WORK = 8_000_000  # numbers per temporary (draws x cells x nodes) array
 _FLOOR = -1e10  # log-likelihood of an impossible (cell, node) pair inside the graph
@@ -103,6 +120,10 @@ class RateGridModel(Model):
         Interior nodes (default 57: steps of 0.5 logits).
     atoms : bool
         Point masses at ``p = 0`` and ``p = 1`` (default True).
+    population : {"paired", "grid", "bayesian-bootstrap"}
+        What "tasks like these" means (module docstring): each system's ``g_s`` with the
+        systems paired through the shared tasks (default), ``g_s`` alone (unpaired), or the
+        Bayesian bootstrap of the observed tasks (paired).
     """
 
     name: ClassVar[str] = "rate-grid"
@@ -112,6 +133,7 @@ class RateGridModel(Model):
     grid_limit: float = 14.0
     grid_nodes: int = 57
     atoms: bool = True
+    population: str = "paired"
 
     def __post_init__(self) -> None:
         for label in ("coef_prior", "grid_limit"):
@@ -125,6 +147,21 @@ class RateGridModel(Model):
             raise ValueError(
                 f"grid_nodes must be an integer > degree ({self.degree}), got {self.grid_nodes!r}"
             )
+        if self.population not in POPULATIONS:
+            raise ValueError(
+                f"population must be one of {', '.join(POPULATIONS)}, got {self.population!r}"
+            )
+
+    @property
+    def population_pairing(self) -> str:
+        """``"coupled"``, ``"none"`` or ``"bootstrap"`` for ``population`` ``"paired"``,
+        ``"grid"`` or ``"bayesian-bootstrap"``."""
+        return _PAIRING[self.population]
+
+    @property
+    def description(self) -> str:
+        """Name and population choice."""
+        return f"{self.name} (population={self.population})"
 
     # ------------------------------------------------------------------ the grid
     @property
@@ -295,7 +332,8 @@ class RateGridModel(Model):
     def population_curve(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
     ) -> np.ndarray:
-        """pass@k / pass^k of a new task, ``sum_j g_s(p_j) f(p_j)``, (chain, draw, system, k)."""
+        """pass@k / pass^k of a new task from ``g_s``, ``sum_j g_s(p_j) f(p_j)``, (chain, draw,
+        system, k): the ``"grid"`` population, and the marginals of ``"paired"``."""
         g = np.exp(self.log_weights(posterior))
         k = np.asarray(k, dtype=float)
         f = prob_curve(self.rates_grid, k, check_metric(metric))  # (node, k)
