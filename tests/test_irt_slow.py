@@ -18,7 +18,9 @@ from evalbayes.sbc import rank_statistics, rank_uniformity
 # one worker under pytest-xdist (--dist loadgroup): the fits are module fixtures
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("irt_slow")]
 
-RECOVERY = {"draws": 500, "tune": 1000, "chains": 4, "seed": 4, "check": False}
+# 1000 draws per chain: with 500 the largest of ~420 R-hat estimates sat at 1.010 and crossed
+# the 1.01 bar on one CI run (noise of the estimate, not a sampling problem).
+RECOVERY = {"draws": 1000, "tune": 1000, "chains": 4, "seed": 4, "check": False}
 
 
 def _simulate_2pl(n_sys, n_task, n, seed):
