@@ -136,6 +136,8 @@ def run(args) -> list[dict]:
         "beta-binomial": BetaBinomialModel(),
         "bb-none": BetaBinomialModel(pooling="none"),
         "rate-grid": RateGridModel(),
+        "rate-grid-grid": RateGridModel(population="grid"),
+        "rate-grid-bootstrap": RateGridModel(population="bayesian-bootstrap"),
         "task-grid": TaskGridModel(),
     }
     if args.models:
@@ -154,20 +156,24 @@ def run(args) -> list[dict]:
                 n_s, c_s = subsample(n_t, c_t, m, rng)
                 data = EvalData.from_arrays(n_s, c_s, systems=systems, tasks=tasks)
                 for name, model in models.items():
+                    if "tasks" not in args.estimands or name.startswith("rate-grid-"):
+                        continue  # (rate-grid-* differ from rate-grid in population only)
                     t0 = time.time()
                     (lo, hi), diag = fit_intervals(model, data, "tasks", sampler)
                     rows.append(_row(label, "tasks", len(tasks), m, seed, name,
                                      score(lo, hi, truth_t, se_t), time.time() - t0, diag))
-                lo, hi = task_bootstrap(n_s, c_s, KS, seed=seed)
-                rows.append(_row(label, "tasks", len(tasks), m, seed, "task-bootstrap",
-                                 score(lo, hi, truth_t, se_t), 0.0, {}))
-                _progress(rows)
+                if "tasks" in args.estimands:
+                    lo, hi = task_bootstrap(n_s, c_s, KS, seed=seed)
+                    rows.append(_row(label, "tasks", len(tasks), m, seed, "task-bootstrap",
+                                     score(lo, hi, truth_t, se_t), 0.0, {}))
+                    _progress(rows)
                 # population estimand on N random tasks (of all the benchmark's tasks)
-                for size in args.population_tasks:
+                for size in args.population_tasks if "population" in args.estimands else ():
                     pick = np.sort(rng.choice(n_all.shape[1], size, replace=False))
                     n_s, c_s = subsample(n_all[:, pick], c_all[:, pick], m, rng)
                     data = EvalData.from_arrays(n_s, c_s, systems=systems)
-                    for name in ("task-effects", "beta-binomial", "rate-grid", "task-grid"):
+                    for name in ("task-effects", "beta-binomial", "rate-grid", "rate-grid-grid",
+                                 "rate-grid-bootstrap", "task-grid"):
                         if name not in models:
                             continue
                         t0 = time.time()
@@ -237,12 +243,16 @@ def main(argv=None) -> int:
     parser.add_argument("--population-tasks", type=int, nargs="*", default=[10, 30],
                         help="task counts of the population estimand (none: tasks only)")
     parser.add_argument("--draws", type=int, default=300)
+    parser.add_argument("--estimands", nargs="+", default=["tasks", "population"],
+                        choices=("tasks", "population"))
     parser.add_argument("--benchmarks", nargs="+", default=None)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--residual-scale", default="shared", choices=("shared", "system"),
                         help="TaskEffectsModel(residual_scale=...) for the task-effects rows")
     parser.add_argument("--models", nargs="+", default=None,
-                        help="only these of task-effects, beta-binomial, bb-none")
+                        help="only these of task-effects, beta-binomial, bb-none, rate-grid, "
+                        "rate-grid-grid (population=\"grid\"), rate-grid-bootstrap "
+                        "(population=\"bayesian-bootstrap\"), task-grid")
     args = parser.parse_args(argv)
     if args.quick:
         args.systems, args.seeds, args.m = 6, 1, [16]
