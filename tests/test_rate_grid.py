@@ -143,7 +143,7 @@ def test_couple_to_reference_keeps_marginals_and_takes_the_reference_ranks():
 def test_bootstrap_population_is_the_weighted_average_of_the_task_draws():
     """population="bayesian-bootstrap": per draw, sum_t w_t f(p[s, t]) / sum_t w_t over the
     system's observed tasks, with the same rate draws as the per-task curve (same seed) and
-    the same weights for every system; "grid" gives the g_s integral instead, and "paired"
+    the same weights for every system; "independent" gives the g_s integral instead, and "paired"
     the grid's draws reordered to the bootstrap's ranks."""
     model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0,
                           population="bayesian-bootstrap")
@@ -160,11 +160,11 @@ def test_bootstrap_population_is_the_weighted_average_of_the_task_draws():
             ws = w * seen[s]
             expect = np.einsum("cdtk,cdt->cdk", np.nan_to_num(per_task[:, :, s]), ws)
             assert np.allclose(got[:, :, s], expect / ws.sum(axis=-1)[..., None], rtol=1e-12)
-    grid = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, population="grid")
+    grid = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, population="independent")
     exact = grid.population_curve(post, data, k, "pass@k")
     assert np.allclose(grid.curve(post, data, k, "pass@k", "population", False, seed=9).values,
                        exact)
-    assert grid.description == "rate-grid (population=grid)"
+    assert grid.description == "rate-grid (population=independent)"
     paired = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
     boot = model.curve(post, data, k, "pass@k", "population", False, seed=9).values
     got = paired.curve(post, data, k, "pass@k", "population", False, seed=9).values
@@ -177,7 +177,7 @@ def test_population_difference_is_paired():
     keeps each system's grid draws exactly, and its difference interval is close to the
     paired task bootstrap's (frequentist, evalbayes.frequentist.paired_bootstrap_ci; 1.1-1.2x
     here: the independent per-system posteriors cannot shrink per-task differences, so trial
-    noise is counted a little more than once) and narrower than the unpaired "grid"
+    noise is counted a little more than once) and narrower than the unpaired "independent"
     population's, while each system's own interval is close to the task bootstrap's."""
     rng = np.random.default_rng(5)
     u = rng.multivariate_normal([0.0, 0.5], 4.0 * np.array([[1.0, 0.6], [0.6, 1.0]]), 60).T
@@ -192,7 +192,7 @@ def test_population_difference_is_paired():
     width = np.diff(np.quantile(diff, [0.025, 0.975]))[0]
     boot = paired_bootstrap_ci(c[0] / n[0], c[1] / n[1], seed=0, n_resamples=4000)
     assert 0.9 < width / (boot.upper - boot.lower) < 1.3
-    gpop = RateGridModel(population="grid").curve(
+    gpop = RateGridModel(population="independent").curve(
         post.posterior, data, np.array([1]), "pass@k", "population", False
     ).sel(k=1)
     for system in ("A", "B"):
@@ -303,10 +303,10 @@ def test_recovery_of_an_atom_and_a_spread_tail():
 
 
 def _ranks(replicates: int, seed: int) -> dict[str, np.ndarray]:
-    """SBC of the model's own functional of g_s (population="grid"); the Bayesian bootstrap
+    """SBC of the model's own functional of g_s (population="independent"); the Bayesian bootstrap
     population is a nonparametric posterior of the task population, checked on real data and
     in benchmarks/paired_simulation.py instead."""
-    model = RateGridModel(population="grid")
+    model = RateGridModel(population="independent")
     ranks: dict[str, list[int]] = {"coef0": [], "pop@1": [], "pop@8": []}
     k = np.array([1, 8])
     for r in range(replicates):

@@ -26,6 +26,7 @@ __all__ = [
     "MCMC_METHODS",
     "METHODS",
     "METRICS",
+    "POPULATIONS",
     "SAMPLER_DEFAULTS",
     "SAMPLE_DIMS",
     "SYSTEM_DIM",
@@ -43,6 +44,7 @@ __all__ = [
     "check_k",
     "check_method",
     "check_metric",
+    "check_population",
     "check_seed",
     "check_systems",
     "display_label",
@@ -56,6 +58,21 @@ ESTIMAND_TEXT: Final[dict[str, str]] = {
     "tasks": "how well on these tasks (trial noise only)",
     "population": "how well on tasks like these (task sampling too)",
 }
+
+# ----------------------------------------------------------------------------- populations
+# What "tasks like these" means for a model whose systems share no parameter (its
+# ``population`` setting): "paired" = each system's model-based draws coupled to a Bayesian
+# bootstrap of the shared tasks; "independent" = the model's draws as they are;
+# "bayesian-bootstrap" = the bootstrap itself (models/base.py, models/README.md).
+POPULATIONS: Final[tuple[str, ...]] = ("paired", "independent", "bayesian-bootstrap")
+
+
+def check_population(value: str) -> str:
+    """``value`` if it is one of :data:`POPULATIONS`, else ``ValueError``."""
+    if value not in POPULATIONS:
+        raise ValueError(f"population must be one of {', '.join(POPULATIONS)}, got {value!r}")
+    return value
+
 
 # ----------------------------------------------------------------------------- metrics
 Metric = Literal["pass@k", "pass^k"]

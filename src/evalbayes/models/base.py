@@ -53,6 +53,7 @@ from evalbayes.names import (
     check_estimand,
     check_k,
     check_metric,
+    check_population,
 )
 from evalbayes.results import Posterior
 
@@ -62,6 +63,7 @@ __all__ = [
     "bayesian_bootstrap_weights",
     "binomial_log_choose",
     "couple_to_reference",
+    "population_pairing_of",
     "require_observed",
     "task_chunks",
 ]
@@ -95,6 +97,17 @@ def task_chunks(n_draws: int, n_units: int, n_tasks: int) -> list[slice]:
     """
     size = max(1, CHUNK_NUMBERS // max(1, n_draws * n_units))
     return [slice(i, min(n_tasks, i + size)) for i in range(0, n_tasks, size)]
+
+
+# The template's pairing (``Model.population_pairing``) of each ``population`` setting
+# (``names.POPULATIONS``) of a model whose systems share no parameter.
+_PAIRING = {"paired": "coupled", "independent": "none", "bayesian-bootstrap": "bootstrap"}
+
+
+def population_pairing_of(population: str) -> str:
+    """The template's pairing (``"coupled"``, ``"none"``, ``"bootstrap"``) of a
+    ``population`` setting (``"paired"``, ``"independent"``, ``"bayesian-bootstrap"``)."""
+    return _PAIRING[check_population(population)]
 
 
 def bayesian_bootstrap_weights(chains: int, draws: int, tasks: int, seed: int) -> np.ndarray:

@@ -41,7 +41,7 @@ averaged over the system's tasks.
 
 ``"population"`` (tasks like these), three choices:
 
-* ``population="grid"``: a new task drawn from ``g_s``, ``sum_j g_s(p_j) f(p_j)``, exact per
+* ``population="independent"``: a new task drawn from ``g_s``, ``sum_j g_s(p_j) f(p_j)``, exact per
   draw. Each system's ``g_s`` is estimated alone, so a difference of two systems ignores
   that they ran the same tasks (unpaired: 1.58x the paired bootstrap's width on
   Terminal-Bench).
@@ -52,7 +52,7 @@ averaged over the system's tasks.
   its systems' rates together*, so a difference moves with the weights by the per-task
   differences: paired. With few tasks it covers like the task bootstrap (too narrow at
   10-30 tasks on real data, ``benchmarks/validity.md``).
-* ``population="paired"`` (default): each system's draws are the ``"grid"`` draws, reordered
+* ``population="paired"`` (default): each system's draws are the ``"independent"`` draws, reordered
   per ``(system, k)`` to the ranks of the ``"bayesian-bootstrap"`` draws (the Schaake shuffle,
   :func:`~evalbayes.models.base.couple_to_reference`): each system's interval is the grid's,
   and the systems move together as their results on the shared tasks do, so differences are
@@ -74,13 +74,16 @@ from scipy.special import expit, logsumexp
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, padded_size
 from evalbayes.metrics import prob_curve
-from evalbayes.models.base import Model, ModelInputs, binomial_log_choose, require_observed
-from evalbayes.names import check_metric
+from evalbayes.models.base import (
+    Model,
+    ModelInputs,
+    binomial_log_choose,
+    population_pairing_of,
+    require_observed,
+)
+from evalbayes.names import check_metric, check_population
 
-__all__ = ["POPULATIONS", "RateGridModel", "grid_log_likelihood"]
-
-POPULATIONS = ("paired", "grid", "bayesian-bootstrap")
-_PAIRING = {"paired": "coupled", "grid": "none", "bayesian-bootstrap": "bootstrap"}
+__all__ = ["RateGridBase", "RateGridModel", "grid_log_likelihood"]
 
 _WORK = 8_000_000  # numbers per temporary (draws x cells x nodes) array
 _FLOOR = -1e10  # log-likelihood of an impossible (cell, node) pair inside the graph
@@ -102,9 +105,10 @@ def grid_log_likelihood(n: np.ndarray, c: np.ndarray, rates: np.ndarray) -> np.n
 
 
 @dataclass(frozen=True)
-class RateGridModel(Model):
-    """Per-system smooth rate distribution on a logit grid (module docstring; maths in
-    models/README.md).
+class RateGridBase(Model):
+    """The logit grid and smooth per-system rate distribution ``g_s`` that the rate-grid models
+    share (fields, ``g_s`` draws, the data check and the sampling hook); the models add their
+    likelihood and derived quantities.
 
     Parameters
     ----------
@@ -120,20 +124,13 @@ class RateGridModel(Model):
         Interior nodes (default 57: steps of 0.5 logits).
     atoms : bool
         Point masses at ``p = 0`` and ``p = 1`` (default True).
-    population : {"paired", "grid", "bayesian-bootstrap"}
-        What "tasks like these" means (module docstring): each system's ``g_s`` with the
-        systems paired through the shared tasks (default), ``g_s`` alone (unpaired), or the
-        Bayesian bootstrap of the observed tasks (paired).
     """
-
-    name: ClassVar[str] = "rate-grid"
 
     degree: int = 5
     coef_prior: float = 3.0
     grid_limit: float = 14.0
     grid_nodes: int = 57
     atoms: bool = True
-    population: str = "paired"
 
     def __post_init__(self) -> None:
         for label in ("coef_prior", "grid_limit"):
@@ -147,21 +144,6 @@ class RateGridModel(Model):
             raise ValueError(
                 f"grid_nodes must be an integer > degree ({self.degree}), got {self.grid_nodes!r}"
             )
-        if self.population not in POPULATIONS:
-            raise ValueError(
-                f"population must be one of {', '.join(POPULATIONS)}, got {self.population!r}"
-            )
-
-    @property
-    def population_pairing(self) -> str:
-        """``"coupled"``, ``"none"`` or ``"bootstrap"`` for ``population`` ``"paired"``,
-        ``"grid"`` or ``"bayesian-bootstrap"``."""
-        return _PAIRING[self.population]
-
-    @property
-    def description(self) -> str:
-        """Name and population choice."""
-        return f"{self.name} (population={self.population})"
 
     # ------------------------------------------------------------------ the grid
     @property
@@ -219,6 +201,53 @@ class RateGridModel(Model):
     def check_data(data: EvalData) -> None:
         """Every system observed at least once."""
         require_observed(data)
+
+    # ------------------------------------------------------------------ inference
+    def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        """The template's NUTS run, after warning when every cell has at most one trial."""
+        if data.n.values.max() <= 1:
+            warnings.warn(_SINGLE_TRIAL_TEXT.format(name=self.name), UserWarning, stacklevel=4)
+        groups = super().sample(data, sampler)
+        groups["posterior"] = groups["posterior"].assign_coords(
+            term=np.arange(self.basis.shape[1])
+        )
+        return groups
+
+
+@dataclass(frozen=True)
+class RateGridModel(RateGridBase):
+    """Per-system smooth rate distribution on a logit grid (module docstring; maths in
+    models/README.md).
+
+    Parameters
+    ----------
+    degree, coef_prior, grid_limit, grid_nodes, atoms
+        The grid (:class:`RateGridBase`): polynomial degree of ``log g_s`` (default 5), prior
+        sd of its coefficients (3), logit span (14), interior nodes (57), atoms at 0 and 1.
+    population : {"paired", "independent", "bayesian-bootstrap"}
+        What "tasks like these" means (module docstring): each system's ``g_s`` with the
+        systems paired through the shared tasks (default), ``g_s`` alone (unpaired), or the
+        Bayesian bootstrap of the observed tasks (paired).
+    """
+
+    name: ClassVar[str] = "rate-grid"
+
+    population: str = "paired"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_population(self.population)
+
+    @property
+    def population_pairing(self) -> str:
+        """``"coupled"``, ``"none"`` or ``"bootstrap"`` for ``population`` ``"paired"``,
+        ``"independent"`` or ``"bayesian-bootstrap"``."""
+        return population_pairing_of(self.population)
+
+    @property
+    def description(self) -> str:
+        """Name and population choice."""
+        return f"{self.name} (population={self.population})"
 
     def inputs(self, data: EvalData) -> ModelInputs:
         """Distinct ``(system, n, c)`` rows with their cell counts as weights, padded to
@@ -282,17 +311,6 @@ class RateGridModel(Model):
         n = np.full((systems, tasks), int(trials))
         return EvalData.from_arrays(n, rng.binomial(n, p)), {"coef": coef, "g": g, "p": p}
 
-    # ------------------------------------------------------------------ inference
-    def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
-        """The template's NUTS run, after warning when every cell has at most one trial."""
-        if data.n.values.max() <= 1:
-            warnings.warn(_SINGLE_TRIAL_TEXT.format(name=self.name), UserWarning, stacklevel=4)
-        groups = super().sample(data, sampler)
-        groups["posterior"] = groups["posterior"].assign_coords(
-            term=np.arange(self.basis.shape[1])
-        )
-        return groups
-
     # ------------------------------------------------------------------ template hooks
     def rates(
         self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice
@@ -333,7 +351,7 @@ class RateGridModel(Model):
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
     ) -> np.ndarray:
         """pass@k / pass^k of a new task from ``g_s``, ``sum_j g_s(p_j) f(p_j)``, (chain, draw,
-        system, k): the ``"grid"`` population, and the marginals of ``"paired"``."""
+        system, k): the ``"independent"`` population, and the marginals of ``"paired"``."""
         g = np.exp(self.log_weights(posterior))
         k = np.asarray(k, dtype=float)
         f = prob_curve(self.rates_grid, k, check_metric(metric))  # (node, k)

@@ -64,7 +64,7 @@ from evalbayes.models.broken_tasks import (
     task_log_likelihood,
 )
 from evalbayes.models.logit_normal import normal_rate_curve
-from evalbayes.models.rate_grid import RateGridModel
+from evalbayes.models.rate_grid import RateGridBase
 from evalbayes.names import check_metric
 
 __all__ = ["TaskGridModel", "student_t_log_scale_weights"]
@@ -77,7 +77,7 @@ _FLOOR = -1e10  # log-likelihood of an impossible (cell, atom) pair inside the g
 
 
 @dataclass(frozen=True)
-class TaskGridModel(RateGridModel):
+class TaskGridModel(RateGridBase):
     """Shared task difficulty and broken tasks, per-system rate grids (module docstring;
     maths in models/README.md).
 
