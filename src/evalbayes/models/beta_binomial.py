@@ -42,6 +42,18 @@ calibration study in ``benchmarks/calibration_beta_binomial.py`` (results in
 ``log kappa[s] ~ Normal(m_k, s_k)`` (non-centred) with ``m_mu ~ Normal(0, 1.5)``,
 ``s_mu ~ HalfNormal(1)``, ``m_k ~ Normal(log_kappa_prior)``, ``s_k ~ HalfNormal(1)``.
 Useful with many systems on few tasks.
+
+Population comparisons (``population``, ``pooling="partial"``)
+----------------------------------------------------------------
+Systems have their own ``mu, kappa``, so the population estimand's draws of two systems are
+independent, while both ran the same tasks. ``population="paired"`` (default) keeps each
+system's draws of the closed-form population curve and reorders them, per system and ``k``,
+to the ranks of a Bayesian bootstrap of the shared tasks (Rubin 1981; the same Dirichlet
+weights for every system over the per-cell rate draws): each system's interval is unchanged,
+differences are paired (Terminal-Bench top two: 1.62x the paired task bootstrap's width
+unpaired; ``benchmarks/validity.md`` round 8 for the paired figure). ``"independent"``: the
+draws as they are. ``"bayesian-bootstrap"``: the bootstrap itself. Template:
+:meth:`Model.curve`, :func:`~evalbayes.models.base.couple_to_reference`.
 """
 
 from __future__ import annotations
@@ -57,7 +69,7 @@ from scipy.special import betaln, expit
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, padded_size
 from evalbayes.metrics import beta_curve, prob_curve
-from evalbayes.models.base import Model, ModelInputs, binomial_log_choose
+from evalbayes.models.base import Model, ModelInputs, binomial_log_choose, population_pairing_of
 from evalbayes.models.beta_binomial_grid import exact_posterior
 from evalbayes.names import (
     SAMPLER_DEFAULTS,
@@ -65,6 +77,7 @@ from evalbayes.names import (
     Method,
     Unset,
     check_metric,
+    check_population,
     check_seed,
     pick_seed,
 )
@@ -160,6 +173,9 @@ class BetaBinomialModel(Model):
         Normal(mean, sd) prior of ``log kappa``. Default Normal(1, 1.5).
     task_prior : (float, float)
         Beta(a0, b0) prior of each rate for ``pooling="none"`` / ``"complete"``.
+    population : {"paired", "independent", "bayesian-bootstrap"}
+        How the population estimand links systems that ran the same tasks (module
+        docstring); ``pooling="partial"`` only.
     """
 
     name: ClassVar[str] = "beta-binomial"
@@ -169,8 +185,10 @@ class BetaBinomialModel(Model):
     mu_prior: tuple[float, float] = (1.0, 1.0)
     log_kappa_prior: tuple[float, float] = (1.0, 1.5)
     task_prior: tuple[float, float] = (1.0, 1.0)
+    population: str = "paired"
 
     def __post_init__(self) -> None:
+        check_population(self.population)
         if self.pooling not in ("partial", "none", "complete"):
             raise ValueError(
                 f"pooling must be 'partial', 'none' or 'complete', got {self.pooling!r}"
@@ -224,6 +242,12 @@ class BetaBinomialModel(Model):
 
     def estimands(self) -> tuple[str, ...]:
         return ("tasks",) if self.pooling == "none" else ("tasks", "population")
+
+    @property
+    def population_pairing(self) -> str:
+        """The ``population`` setting's pairing with partial pooling; none otherwise (one rate
+        per system, or no population)."""
+        return population_pairing_of(self.population) if self.pooling == "partial" else "none"
 
     @property
     def description(self) -> str:
@@ -384,6 +408,7 @@ class BetaBinomialModel(Model):
         metric: str,
         per_task: bool,
         seed: int,
+        weights: np.ndarray | None = None,
     ) -> np.ndarray:
         """The "tasks" estimand; large partial-pooling grids go to the compiled kernel.
 
@@ -394,12 +419,14 @@ class BetaBinomialModel(Model):
         100 systems x 500 tasks x 11 k on an idle 2-core machine, ``benchmarks/scale.md``),
         from its own per-(draw, system) streams. Smaller grids keep the NumPy path, which needs
         no compilation (the kernel's first use compiles for several seconds, then comes from
-        numba's on-disk cache).
+        numba's on-disk cache). Task ``weights`` (the population's Bayesian bootstrap) take
+        the NumPy path.
         """
         chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
         size = chains * draws * int((data.n.values > 0).sum())
-        if per_task or self.pooling != "partial" or size < FAST_CURVE_MIN_TASK_DRAWS:
-            return super()._tasks_curve(posterior, data, k, metric, per_task, seed)
+        if (per_task or weights is not None or self.pooling != "partial"
+                or size < FAST_CURVE_MIN_TASK_DRAWS):
+            return super()._tasks_curve(posterior, data, k, metric, per_task, seed, weights)
         from evalbayes.curves_fast import tasks_curve_fast  # numba: imported when needed
 
         a, b = self._ab(posterior)
