@@ -201,7 +201,8 @@ def _true_population_pass1(theta: float, sigma_b: float) -> float:
 def test_population_comparison_is_paired_and_narrower_than_beta_binomial():
     """Systems sharing item difficulty (16 trials per task, as in seed 000 sec. 17.4, where
     per-task rates of two checkpoints correlated at 0.97): IRT's interval for the population
-    B - A is far narrower than the Beta-Binomial's unpaired one, and both cover the truth.
+    B - A is far narrower than the Beta-Binomial's unpaired one (population="independent"),
+    and both cover the truth.
 
     Expected widths: the Beta-Binomial's mu of each system carries the task-sampling error
     sd(p_t) / sqrt(T) ~ 0.05 independently; IRT's difference depends on theta_B - theta_A,
@@ -226,8 +227,8 @@ def test_population_comparison_is_paired_and_narrower_than_beta_binomial():
             fits = {
                 "irt": IRTModel(kind="1pl").fit(data, draws=400, tune=400, chains=4,
                                                 seed=rep, check=False),
-                "bb": BetaBinomialModel().fit(data, draws=400, tune=400, chains=4, seed=rep,
-                                              check=False),
+                "bb": BetaBinomialModel(population="independent").fit(
+                    data, draws=400, tune=400, chains=4, seed=rep, check=False),
             }
         for name, post in fits.items():
             pop = post.pass_at_k(1, estimand="population").isel(k=0).values
