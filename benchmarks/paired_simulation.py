@@ -1,6 +1,6 @@
-"""Paired comparisons with correlated task effects: a joint model (task-effects, or rate-grid
-with its Bayesian-bootstrap population) vs the paired task bootstrap (and the independent
-Beta-Binomial for contrast).
+"""Paired comparisons with correlated task effects: a model's population difference (task-effects,
+rate-grid or beta-binomial, the last two paired through the shared tasks) vs the paired task
+bootstrap (and the Beta-Binomial with independent population draws for contrast).
 
 Simulation (issue 10, item 5): two systems A and B, T tasks, n trials per cell. Per task
 ``(u_A, u_B) ~ N(0, tau^2 [[1, rho], [rho, 1]])`` and ``logit p[s, t] = theta_s + u_s``,
@@ -11,10 +11,10 @@ of pass@1, ``E[sigmoid(delta + u)] - E[sigmoid(u)]``, ``u ~ N(0, tau^2)`` (quadr
 
 For each replicate we record whether the 95 % interval covers the target and its width:
 TaskEffectsModel (population estimand, B - A per draw: paired through the shared task
-effects) or, with ``--model rate-grid``, RateGridModel (population = Bayesian bootstrap of the
-tasks, the same weights for both systems: paired through the tasks), BetaBinomialModel
-(independent per system: unpaired; ``--no-bb`` skips it), and the paired task bootstrap of
-per-task rates c/n (``evalbayes.frequentist.paired_bootstrap_ci``).
+effects) or, with ``--model rate-grid`` / ``beta-binomial``, that model with its default
+``population="paired"`` (each system's draws coupled to a Bayesian bootstrap of the shared
+tasks), BetaBinomialModel(population="independent") (unpaired; ``--no-bb`` skips it), and the
+paired task bootstrap of per-task rates c/n (``evalbayes.frequentist.paired_bootstrap_ci``).
 
 Usage: ``python benchmarks/paired_simulation.py [--quick] [--reps 40] [--model rate-grid]
 [--no-bb]``.
@@ -73,10 +73,12 @@ def main(argv=None) -> int:
     parser.add_argument("--tau", type=float, default=2.0)
     parser.add_argument("--delta", type=float, default=0.5)
     parser.add_argument("--draws", type=int, default=500)
-    parser.add_argument("--model", default="task-effects", choices=("task-effects", "rate-grid"))
+    parser.add_argument("--model", default="task-effects",
+                        choices=("task-effects", "rate-grid", "beta-binomial"))
     parser.add_argument("--no-bb", action="store_true", help="skip the Beta-Binomial column")
     args = parser.parse_args(argv)
-    joint = RateGridModel() if args.model == "rate-grid" else TaskEffectsModel()
+    joint = {"rate-grid": RateGridModel, "beta-binomial": BetaBinomialModel,
+             "task-effects": TaskEffectsModel}[args.model]()
     if args.quick:
         args.reps = 6
     sampler = {"draws": args.draws, "tune": args.draws, "chains": 2, "seed": 3}
@@ -101,7 +103,8 @@ def main(argv=None) -> int:
             divs += div
             res["te"].append((lo, hi))
             if not args.no_bb:
-                res["bb"].append(difference_interval(BetaBinomialModel(), data, sampler)[:2])
+                res["bb"].append(difference_interval(
+                    BetaBinomialModel(population="independent"), data, sampler)[:2])
             else:
                 res["bb"].append((np.nan, np.nan))
             boot = paired_bootstrap_ci(c[0] / n[0], c[1] / n[1], seed=rep, n_resamples=4000)

@@ -136,7 +136,7 @@ def run(args) -> list[dict]:
         "beta-binomial": BetaBinomialModel(),
         "bb-none": BetaBinomialModel(pooling="none"),
         "rate-grid": RateGridModel(),
-        "rate-grid-grid": RateGridModel(population="grid"),
+        "rate-grid-grid": RateGridModel(population="independent"),
         "rate-grid-bootstrap": RateGridModel(population="bayesian-bootstrap"),
         "task-grid": TaskGridModel(),
     }
@@ -251,7 +251,7 @@ def main(argv=None) -> int:
                         help="TaskEffectsModel(residual_scale=...) for the task-effects rows")
     parser.add_argument("--models", nargs="+", default=None,
                         help="only these of task-effects, beta-binomial, bb-none, rate-grid, "
-                        "rate-grid-grid (population=\"grid\"), rate-grid-bootstrap "
+                        "rate-grid-grid (population=\"independent\"), rate-grid-bootstrap "
                         "(population=\"bayesian-bootstrap\"), task-grid")
     args = parser.parse_args(argv)
     if args.quick:
