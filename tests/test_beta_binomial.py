@@ -409,3 +409,26 @@ def test_population_comparison_is_paired_by_default():
     assert BetaBinomialModel(pooling="none", population="paired").population_pairing == "none"
     with pytest.raises(ValueError, match="population must be one of"):
         BetaBinomialModel(population="grid")
+
+
+def test_row_expectations_are_the_conjugate_means():
+    """E[pass@k | mu, kappa, n, c] per distinct (system, n, c) equals
+    1 - B(a + c, b + n - c + k) / B(a + c, b + n - c) from scipy's betaln, cell by cell."""
+    from scipy.special import betaln
+
+    n = np.array([[4, 4, 4, 0], [16, 1, 16, 16]])
+    c = np.array([[0, 4, 0, 0], [3, 1, 16, 3]])
+    data = EvalData.from_arrays(n, c)
+    model = BetaBinomialModel()
+    post = model.fit(data, draws=5, chains=2, seed=3)
+    k = np.array([1, 5, 40])
+    values, row_of_cell = model.row_expectations(post.posterior, data, k, "pass@k")
+    a, b = model._ab(post.posterior)
+    assert np.array_equal(row_of_cell < 0, n == 0)
+    for s, t in zip(*np.nonzero(n > 0), strict=True):
+        ap, bp = a[..., s] + c[s, t], b[..., s] + n[s, t] - c[s, t]
+        for j, kj in enumerate(k):
+            expect = 1 - np.exp(betaln(ap, bp + kj) - betaln(ap, bp))
+            assert np.allclose(values[..., row_of_cell[s, t], j], expect, rtol=1e-9)
+    assert BetaBinomialModel(pooling="none").row_expectations(post.posterior, data, k,
+                                                              "pass@k") is None

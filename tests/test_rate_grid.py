@@ -16,7 +16,11 @@ from scipy.special import expit, logsumexp
 from evalbayes import EvalData
 from evalbayes.frequentist import bootstrap_ci, paired_bootstrap_ci
 from evalbayes.models import RateGridModel, get_model, model_from_config
-from evalbayes.models.base import bayesian_bootstrap_weights, couple_to_reference
+from evalbayes.models.base import (
+    bayesian_bootstrap_weights,
+    couple_to_reference,
+    weighted_row_average,
+)
 from evalbayes.models.rate_grid import grid_log_likelihood
 from evalbayes.sbc import rank_statistics, rank_uniformity
 
@@ -166,9 +170,48 @@ def test_bootstrap_population_is_the_weighted_average_of_the_task_draws():
                        exact)
     assert grid.description == "rate-grid (population=independent)"
     paired = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
-    boot = model.curve(post, data, k, "pass@k", "population", False, seed=9).values
     got = paired.curve(post, data, k, "pass@k", "population", False, seed=9).values
-    assert np.array_equal(got, couple_to_reference(exact, boot))
+    reference = weighted_row_average(*paired.row_expectations(post, data, k, "pass@k"),
+                                     bayesian_bootstrap_weights(2, 3, 5, seed=9))
+    assert np.array_equal(got, couple_to_reference(exact, reference))
+
+
+def test_weighted_row_average_matches_the_cell_by_cell_sum():
+    """Per-row values spread to their cells and averaged with the task weights directly."""
+    rng = np.random.default_rng(8)
+    row_of_cell = np.array([[0, 1, 0, -1, 1], [2, 2, -1, 3, 4]])
+    values = rng.random((2, 3, 5, 2))
+    weights = bayesian_bootstrap_weights(2, 3, 5, seed=1)
+    got = weighted_row_average(values, row_of_cell, weights)
+    for s in range(2):
+        seen = row_of_cell[s] >= 0
+        cell_values = values[:, :, row_of_cell[s, seen], :]  # (chain, draw, cell, k)
+        w = weights[:, :, seen]
+        expect = (cell_values * w[..., None]).sum(axis=2) / w.sum(axis=-1)[..., None]
+        assert np.allclose(got[:, :, s], expect, rtol=1e-12)
+
+
+def test_row_expectations_are_the_exact_conditional_means():
+    """E[f(p) | g_s, n, c] per distinct (system, n, c) against a direct sum over the grid
+    with scipy's binomial pmf; every observed cell points at its row."""
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    data = _data()
+    coef = np.random.default_rng(3).normal(0, 2, (1, 2, 2, model.basis.shape[1]))
+    post = _posterior(coef, ["A", "B"])
+    k = np.array([1, 7])
+    values, row_of_cell = model.row_expectations(post, data, k, "pass@k")
+    grid = model.rates_grid
+    n, c = data.n.values, data.c.values
+    assert np.array_equal(row_of_cell < 0, n == 0)
+    for d in range(2):
+        for s, t in zip(*np.nonzero(n > 0), strict=True):
+            logits = model.basis @ coef[0, d, s]
+            post_j = np.exp(logits - logsumexp(logits)) * stats.binom.pmf(c[s, t], n[s, t], grid)
+            post_j /= post_j.sum()
+            for j, kj in enumerate(k):
+                expect = float(post_j @ (1 - (1 - grid) ** kj))
+                assert math.isclose(values[0, d, row_of_cell[s, t], j], expect, rel_tol=1e-9,
+                                    abs_tol=1e-12)
 
 
 def test_population_difference_is_paired():

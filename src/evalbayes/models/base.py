@@ -25,7 +25,8 @@ Hooks (``docs/new_model.md`` walks through a complete model):
     (``population_pairing``): ``"bootstrap"`` replaces the hook by the Bayesian bootstrap of
     the observed tasks (:func:`bayesian_bootstrap_weights`: one set of task weights per
     draw, shared by every system); ``"coupled"`` keeps the hook's per-system draws and
-    reorders them to follow the bootstrap's ranks (:func:`couple_to_reference`).
+    reorders them to follow the bootstrap's ranks (:func:`couple_to_reference`), taken from
+    ``row_expectations`` where the model has that optional hook.
 ``cell_log_likelihood(posterior, data, s_idx, t_idx) -> ndarray (chain, draw, cell)``
     Pointwise log-likelihood of the observed cells, for PSIS-LOO.
 
@@ -41,6 +42,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import xarray as xr
+from scipy import sparse
 from scipy.special import gammaln
 
 from evalbayes.data import EvalData
@@ -66,6 +68,7 @@ __all__ = [
     "population_pairing_of",
     "require_observed",
     "task_chunks",
+    "weighted_row_average",
 ]
 
 
@@ -145,6 +148,37 @@ def couple_to_reference(values: np.ndarray, reference: np.ndarray) -> np.ndarray
     out = np.empty_like(flat_values)
     np.put_along_axis(out, order, np.sort(flat_values, axis=0), axis=0)
     return out.reshape(values.shape)
+
+
+def weighted_row_average(
+    values: np.ndarray, row_of_cell: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    """Each system's task average of per-row values under per-draw task weights.
+
+    ``values`` (chain, draw, row, k) holds a value per distinct ``(system, n, c)`` row,
+    ``row_of_cell`` (system, task) each cell's row (-1 unobserved), ``weights`` (chain, draw,
+    task). Returns ``sum_t w_t values[row(s, t)] / sum_t w_t`` over the system's observed
+    tasks, (chain, draw, system, k): the task weights are first summed per row (one sparse
+    product), so the cost is draws x (tasks + rows x k), not draws x cells x k.
+    """
+    chains, draws, rows, n_k = values.shape
+    n_sys, n_task = row_of_cell.shape
+    s_idx, t_idx = np.nonzero(row_of_cell >= 0)
+    to_rows = sparse.csr_matrix(
+        (np.ones(len(s_idx)), (t_idx, row_of_cell[s_idx, t_idx])), shape=(n_task, rows)
+    )
+    row_weight = np.asarray(weights.reshape(chains * draws, n_task) @ to_rows)  # (CD, row)
+    row_system = np.empty(rows, dtype=np.int64)
+    row_system[row_of_cell[s_idx, t_idx]] = s_idx
+    to_system = sparse.csr_matrix(
+        (np.ones(rows), (np.arange(rows), row_system)), shape=(rows, n_sys)
+    )
+    total = np.asarray(row_weight @ to_system)  # (CD, system)
+    out = np.empty((chains * draws, n_sys, n_k))
+    flat = values.reshape(chains * draws, rows, n_k)
+    for j in range(n_k):
+        out[..., j] = np.asarray((row_weight * flat[..., j]) @ to_system) / total
+    return out.reshape(chains, draws, n_sys, n_k)
 
 
 @dataclass(frozen=True)
@@ -244,6 +278,21 @@ class Model(ABC):
         """Estimands this model can report."""
         return ESTIMANDS
 
+    def row_expectations(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """``E[f(p[s, t]) | parameters, n, c]`` per draw for each distinct observed
+        ``(system, n, c)`` row, ``(chain, draw, row, k)``, and each cell's row ``(system,
+        task)`` (-1 where unobserved), or None (optional hook; default None).
+
+        With it the ``"coupled"`` population takes its ranks from the Bayesian bootstrap of
+        these Rao-Blackwellised task values (:func:`weighted_row_average`) instead of from
+        rate draws: cheaper (distinct counts, not cells) and without the per-cell posterior
+        noise, which no system shares and which would weaken the coupling below the pairing
+        of the systems' results on the tasks.
+        """
+        return None
+
     @property
     def population_pairing(self) -> str:
         """How the population estimand links the systems beyond the model's own parameters:
@@ -336,8 +385,9 @@ class Model(ABC):
         with ``w ~ Dirichlet(1, ..., 1)`` per draw, the same ``w`` for every system
         (:func:`bayesian_bootstrap_weights`); with ``"coupled"``, the draws of
         :meth:`population_curve` reordered per ``(system, k)`` to the ranks of that bootstrap
-        (:func:`couple_to_reference`): each system's draws are the model's, and systems move
-        together as their results on the shared tasks do. ``seed`` drives every Monte Carlo
+        (:func:`couple_to_reference`; of the bootstrap of :meth:`row_expectations` where the
+        model has them): each system's draws are the model's, and systems move together as
+        their results on the shared tasks do. ``seed`` drives every Monte Carlo
         step (the rate draws, the weights), so the same fit and seed give the same numbers.
         """
         metric = check_metric(metric)
@@ -353,7 +403,13 @@ class Model(ABC):
                 weights = bayesian_bootstrap_weights(
                     posterior.sizes["chain"], posterior.sizes["draw"], data.n.shape[1], seed
                 )
-                bootstrap = self._tasks_curve(posterior, data, k, metric, False, seed, weights)
+                expected = (self.row_expectations(posterior, data, k, metric)
+                            if pairing == "coupled" else None)
+                if expected is None:
+                    bootstrap = self._tasks_curve(posterior, data, k, metric, False, seed,
+                                                  weights)
+                else:
+                    bootstrap = weighted_row_average(*expected, weights)
                 values = bootstrap if pairing == "bootstrap" else couple_to_reference(
                     values, bootstrap
                 )

@@ -470,6 +470,21 @@ class BetaBinomialModel(Model):
         a, b = self._ab(posterior)
         return beta_curve(a, b, k, check_metric(metric))
 
+    def row_expectations(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Conjugate ``E[f(p) | mu, kappa, n, c] = 1 - B(a + c, b + n - c + k) / B(a + c,
+        b + n - c)`` (pass@k; ``B(a + c + k, b + n - c) / B(a + c, b + n - c)`` for pass^k)
+        per draw and distinct ``(system, n, c)``, for the paired population's ranks (template
+        hook); partial pooling only."""
+        if self.pooling != "partial":
+            return None
+        a, b = self._ab(posterior)
+        cells = _unique_cells(data)
+        a_post = a[..., cells.system] + cells.c
+        b_post = b[..., cells.system] + (cells.n - cells.c)
+        return beta_curve(a_post, b_post, k, check_metric(metric)), cells.task_cell
+
     def expected_curve(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
     ) -> xr.DataArray:

@@ -357,6 +357,31 @@ class RateGridModel(RateGridBase):
         f = prob_curve(self.rates_grid, k, check_metric(metric))  # (node, k)
         return g @ f
 
+    def row_expectations(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """``E[f(p) | g_s, n, c] = sum_j P(p_j | c, n) f(p_j)`` with the exact discrete
+        conditional, per draw and distinct ``(system, n, c)``, for the paired population's
+        ranks (template hook)."""
+        log_g = self.log_weights(posterior)
+        n, c = data.n.values, data.c.values
+        s_idx, t_idx = np.nonzero(n > 0)
+        keys = np.stack([s_idx, n[s_idx, t_idx], c[s_idx, t_idx]], axis=1)
+        rows, inverse = np.unique(keys, axis=0, return_inverse=True)
+        row_of_cell = np.full(n.shape, -1, dtype=np.int64)
+        row_of_cell[s_idx, t_idx] = inverse.reshape(-1)
+        loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
+        f = prob_curve(self.rates_grid, np.asarray(k, dtype=float), check_metric(metric))
+        chains, draws, _, support = log_g.shape
+        values = np.empty((chains, draws, len(rows), len(k)))
+        width = max(1, _WORK // max(1, chains * draws * support))
+        for start in range(0, len(rows), width):
+            block = slice(start, start + width)
+            post = log_g[:, :, rows[block, 0], :] + loglik[block]
+            post = np.exp(post - post.max(axis=-1, keepdims=True))
+            values[:, :, block] = (post @ f) / post.sum(axis=-1, keepdims=True)
+        return values, row_of_cell
+
     def cell_log_likelihood(
         self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
     ) -> np.ndarray:
