@@ -49,7 +49,8 @@ Systems have their own ``mu, kappa``, so the population estimand's draws of two 
 independent, while both ran the same tasks. ``population="paired"`` (default) keeps each
 system's draws of the closed-form population curve and reorders them, per system and ``k``,
 to the ranks of a Bayesian bootstrap of the shared tasks (Rubin 1981; the same Dirichlet
-weights for every system over the per-cell rate draws): each system's interval is unchanged,
+weights for every system, over each task's conjugate mean ``E[f(p) | mu, kappa, n, c]``,
+:meth:`BetaBinomialModel.row_expectations`): each system's interval is unchanged,
 differences are paired (Terminal-Bench top two: 1.62x the paired task bootstrap's width
 unpaired; ``benchmarks/validity.md`` round 8 for the paired figure). ``"independent"``: the
 draws as they are. ``"bayesian-bootstrap"``: the bootstrap itself. Template:

@@ -52,12 +52,13 @@ averaged over the system's tasks.
   its systems' rates together*, so a difference moves with the weights by the per-task
   differences: paired. With few tasks it covers like the task bootstrap (too narrow at
   10-30 tasks on real data, ``benchmarks/validity.md``).
-* ``population="paired"`` (default): each system's draws are the ``"independent"`` draws, reordered
-  per ``(system, k)`` to the ranks of the ``"bayesian-bootstrap"`` draws (the Schaake shuffle,
-  :func:`~evalbayes.models.base.couple_to_reference`): each system's interval is the grid's,
-  and the systems move together as their results on the shared tasks do, so differences are
-  paired. One draw's values at different ``k`` are then not one curve (quantiles per ``k``
-  are unaffected).
+* ``population="paired"`` (default): each system's draws are the ``"independent"`` draws,
+  reordered per ``(system, k)`` to the ranks of a Bayesian bootstrap of the tasks' exact
+  conditional means ``E[f(p[s, t]) | g_s, n, c]`` (:meth:`RateGridModel.row_expectations`;
+  the Schaake shuffle, :func:`~evalbayes.models.base.couple_to_reference`): each system's
+  interval is the grid's, and the systems move together as their results on the shared tasks
+  do, so differences are paired. One draw's values at different ``k`` are then not one curve
+  (quantiles per ``k`` are unaffected).
 """
 
 from __future__ import annotations
