@@ -5,14 +5,16 @@ task (BDA3 sec. 5 hierarchical mixture)::
 
     L[t] = pi0 1[c[s, t] = 0 for all observed s] + (1 - pi0) prod_s L[s, t].
 
-Each function takes the per-cell log-likelihoods ``log L[s, t]`` of a model (shape ``(chain,
-draw, system, tasks)``, 0 on unobserved cells, computed chunk by chunk by ``cell_ll_of(sl)``)
-and ``pi0`` per draw ``(chain, draw)``.
+The NumPy functions take the per-cell log-likelihoods ``log L[s, t]`` of a model (shape
+``(chain, draw, system, tasks)``, 0 on unobserved cells, computed chunk by chunk by
+``cell_ll_of(sl)``) and ``pi0`` per draw ``(chain, draw)``; :func:`add_broken_task_mixture`
+is the same mixture in a model's PyMC graph (PyMC imported when a graph is built).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.special import expit
@@ -20,6 +22,7 @@ from scipy.special import expit
 from evalbayes.models.base import task_chunks
 
 __all__ = [
+    "add_broken_task_mixture",
     "all_zero_tasks",
     "broken_log_odds",
     "broken_probability_draws",
@@ -34,6 +37,26 @@ def all_zero_tasks(n: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Tasks observed at least once with no success in any observed cell, shape (task,)."""
     observed = n > 0
     return ((c * observed).sum(axis=0) == 0) & observed.any(axis=0)
+
+
+def add_broken_task_mixture(
+    cell_ll: Any, cell_w: Any, cell_t: Any, n_task: int, task_zero: Any,
+    broken_prior: tuple[float, float] | None,
+) -> None:
+    """Inside a ``pm.Model`` context: sum the weighted per-cell log-likelihoods into tasks and
+    add ``sum_t log L[t]`` as a Potential, with ``pi0 ~ Beta(*broken_prior)`` and the mixture
+    ``log(pi0 + (1 - pi0) prod_s L[s, t])`` on the tasks flagged in ``task_zero`` (no broken
+    mass when ``broken_prior`` is None). The graph form of :func:`task_log_likelihood`."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    task_ll = pt.inc_subtensor(pt.zeros(n_task)[cell_t], cell_ll * cell_w)
+    if broken_prior is not None:
+        pi0 = pm.Beta("pi0", *broken_prior)
+        solvable = pt.log1p(-pi0) + task_ll
+        mixed = pt.logaddexp(pt.log(pi0), solvable)
+        task_ll = pt.switch(pt.gt(task_zero, 0.5), mixed, solvable)
+    pm.Potential("loglik", task_ll.sum())
 
 
 def broken_log_odds(pi0: np.ndarray, cell_ll: np.ndarray, all_zero: np.ndarray) -> np.ndarray:

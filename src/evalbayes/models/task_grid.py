@@ -57,6 +57,7 @@ from evalbayes.data import EvalData
 from evalbayes.inference import padded_size
 from evalbayes.models.base import ModelInputs, binomial_log_choose
 from evalbayes.models.broken_tasks import (
+    add_broken_task_mixture,
     all_zero_tasks,
     broken_log_odds,
     broken_probability_draws,
@@ -185,13 +186,8 @@ class TaskGridModel(RateGridBase):
             if self.atoms:
                 inner = pt.concatenate([cell_atoms[:, :1], inner, cell_atoms[:, 1:]], axis=1)
             ll = pt.logsumexp(inner + log_g[cell_s], axis=1)
-            task_ll = pt.inc_subtensor(pt.zeros(n_task)[cell_t], ll * cell_w)
-            if self.broken:
-                pi0 = pm.Beta("pi0", *self.broken_prior)
-                solvable = pt.log1p(-pi0) + task_ll
-                mixed = pt.logaddexp(pt.log(pi0), solvable)
-                task_ll = pt.switch(pt.gt(task_zero, 0.5), mixed, solvable)
-            pm.Potential("loglik", task_ll.sum())
+            add_broken_task_mixture(ll, cell_w, cell_t, n_task, task_zero,
+                                    self.broken_prior if self.broken else None)
         return model
 
     def posterior_vars(self, data: EvalData) -> list[str]:
