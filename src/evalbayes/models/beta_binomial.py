@@ -497,20 +497,17 @@ class BetaBinomialModel(Model):
         from p; its spread is *not* that estimand's posterior spread (the trial noise is
         integrated out). ``pooling="partial"`` only.
         """
-        if self.pooling != "partial":
+        expected = self.row_expectations(posterior, data, k, metric)
+        if expected is None:
             raise ValueError("expected_curve is defined for pooling='partial'")
-        a, b = self._ab(posterior)
+        values, _ = expected
         cells = _unique_cells(data)
-        chains, draws, n_sys = a.shape
-        out = np.empty((chains, draws, n_sys, len(k)))
+        n_sys = data.n.shape[0]
+        out = np.empty((*values.shape[:2], n_sys, len(k)))
         for s in range(n_sys):
             mine = cells.system == s
-            n_s, c_s, w_s = cells.n[mine], cells.c[mine], cells.weight[mine]
-            a_post = a[..., s, None] + c_s
-            b_post = b[..., s, None] + (n_s - c_s)
-            for j, kj in enumerate(k):
-                vals = beta_curve(a_post, b_post, kj, check_metric(metric))[..., 0]
-                out[..., s, j] = vals @ w_s / w_s.sum()
+            w_s = cells.weight[mine]
+            out[..., s, :] = np.einsum("cdrk,r->cdk", values[:, :, mine], w_s) / w_s.sum()
         return xr.DataArray(
             out,
             dims=("chain", "draw", "system", "k"),
