@@ -422,7 +422,7 @@ def test_row_expectations_are_the_conjugate_means():
     model = BetaBinomialModel()
     post = model.fit(data, draws=5, chains=2, seed=3)
     k = np.array([1, 5, 40])
-    values, row_of_cell = model.row_expectations(post.posterior, data, k, "pass@k")
+    values, row_of_cell, _ = model.row_expectations(post.posterior, data, k, "pass@k")
     a, b = model._ab(post.posterior)
     assert np.array_equal(row_of_cell < 0, n == 0)
     for s, t in zip(*np.nonzero(n > 0), strict=True):

@@ -168,10 +168,11 @@ def test_bootstrap_population_is_the_weighted_average_of_the_task_draws():
     exact = grid.population_curve(post, data, k, "pass@k")
     assert np.allclose(grid.curve(post, data, k, "pass@k", "population", False, seed=9).values,
                        exact)
-    assert grid.description == "rate-grid (population=independent)"
+    assert grid.description == "rate-grid (population=independent, broken=auto)"
     paired = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
     got = paired.curve(post, data, k, "pass@k", "population", False, seed=9).values
-    reference = weighted_row_average(*paired.row_expectations(post, data, k, "pass@k"),
+    expected = paired.row_expectations(post, data, k, "pass@k")
+    reference = weighted_row_average(expected.values, expected.row_of_cell,
                                      bayesian_bootstrap_weights(2, 3, 5, seed=9))
     assert np.array_equal(got, couple_to_reference(exact, reference))
 
@@ -199,7 +200,8 @@ def test_row_expectations_are_the_exact_conditional_means():
     coef = np.random.default_rng(3).normal(0, 2, (1, 2, 2, model.basis.shape[1]))
     post = _posterior(coef, ["A", "B"])
     k = np.array([1, 7])
-    values, row_of_cell = model.row_expectations(post, data, k, "pass@k")
+    values, row_of_cell, scale = model.row_expectations(post, data, k, "pass@k")
+    assert scale is None  # no pi0 in this posterior: no broken tasks
     grid = model.rates_grid
     n, c = data.n.values, data.c.values
     assert np.array_equal(row_of_cell < 0, n == 0)
@@ -269,7 +271,7 @@ def test_graph_log_density_matches_numpy():
     """The compiled model's log density differs from the NumPy likelihood plus the Normal
     prior by a constant (binomial coefficients, row shifts): compare two points."""
     pytest.importorskip("pymc")
-    model = RateGridModel(degree=3, grid_nodes=21, grid_limit=10.0)
+    model = RateGridModel(degree=3, grid_nodes=21, grid_limit=10.0, broken=False)
     data = _data()
     pm_model = model.build(model.inputs(data))
     logp = pm_model.compile_logp()

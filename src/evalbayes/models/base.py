@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import xarray as xr
@@ -62,6 +62,7 @@ from evalbayes.results import Posterior
 __all__ = [
     "Model",
     "ModelInputs",
+    "RowExpectations",
     "bayesian_bootstrap_weights",
     "binomial_log_choose",
     "couple_to_reference",
@@ -150,16 +151,36 @@ def couple_to_reference(values: np.ndarray, reference: np.ndarray) -> np.ndarray
     return out.reshape(values.shape)
 
 
+class RowExpectations(NamedTuple):
+    """What the optional hook :meth:`Model.row_expectations` returns.
+
+    ``values`` (chain, draw, row, k): ``E[f(p) | parameters, n, c]`` per distinct observed
+    ``(system, n, c)`` row; ``row_of_cell`` (system, task): each cell's row, -1 where
+    unobserved; ``task_scale`` (chain, draw, task) or None: a per-draw factor of every cell
+    of a task, for models whose tasks carry a shared state (a task broken with conditional
+    probability ``q_t`` has cell means ``(1 - q_t) E[f(p) | solvable, n, c]``, since
+    ``f(0) = 0`` for pass@k and pass^k).
+    """
+
+    values: np.ndarray
+    row_of_cell: np.ndarray
+    task_scale: np.ndarray | None = None
+
+
 def weighted_row_average(
-    values: np.ndarray, row_of_cell: np.ndarray, weights: np.ndarray
+    values: np.ndarray,
+    row_of_cell: np.ndarray,
+    weights: np.ndarray,
+    task_scale: np.ndarray | None = None,
 ) -> np.ndarray:
     """Each system's task average of per-row values under per-draw task weights.
 
     ``values`` (chain, draw, row, k) holds a value per distinct ``(system, n, c)`` row,
     ``row_of_cell`` (system, task) each cell's row (-1 unobserved), ``weights`` (chain, draw,
-    task). Returns ``sum_t w_t values[row(s, t)] / sum_t w_t`` over the system's observed
-    tasks, (chain, draw, system, k): the task weights are first summed per row (one sparse
-    product), so the cost is draws x (tasks + rows x k), not draws x cells x k.
+    task) and ``task_scale`` (chain, draw, task; default 1) a factor of every cell of a task.
+    Returns ``sum_t w_t a_t values[row(s, t)] / sum_t w_t`` over the system's observed tasks
+    (``a`` = ``task_scale``), (chain, draw, system, k): the task weights are first summed per
+    row (one sparse product), so the cost is draws x (tasks + rows x k), not draws x cells x k.
     """
     chains, draws, rows, n_k = values.shape
     n_sys, n_task = row_of_cell.shape
@@ -167,13 +188,16 @@ def weighted_row_average(
     to_rows = sparse.csr_matrix(
         (np.ones(len(s_idx)), (t_idx, row_of_cell[s_idx, t_idx])), shape=(n_task, rows)
     )
-    row_weight = np.asarray(weights.reshape(chains * draws, n_task) @ to_rows)  # (CD, row)
+    flat_weights = weights.reshape(chains * draws, n_task)
+    row_weight = np.asarray(flat_weights @ to_rows)  # (CD, row)
     row_system = np.empty(rows, dtype=np.int64)
     row_system[row_of_cell[s_idx, t_idx]] = s_idx
     to_system = sparse.csr_matrix(
         (np.ones(rows), (np.arange(rows), row_system)), shape=(rows, n_sys)
     )
     total = np.asarray(row_weight @ to_system)  # (CD, system)
+    if task_scale is not None:
+        row_weight = np.asarray((flat_weights * task_scale.reshape(flat_weights.shape)) @ to_rows)
     out = np.empty((chains * draws, n_sys, n_k))
     flat = values.reshape(chains * draws, rows, n_k)
     for j in range(n_k):
@@ -280,10 +304,11 @@ class Model(ABC):
 
     def row_expectations(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
-    ) -> tuple[np.ndarray, np.ndarray] | None:
+    ) -> RowExpectations | None:
         """``E[f(p[s, t]) | parameters, n, c]`` per draw for each distinct observed
-        ``(system, n, c)`` row, ``(chain, draw, row, k)``, and each cell's row ``(system,
-        task)`` (-1 where unobserved), or None (optional hook; default None).
+        ``(system, n, c)`` row, ``(chain, draw, row, k)``, each cell's row ``(system,
+        task)`` (-1 where unobserved) and an optional per-task factor (:class:`RowExpectations`),
+        or None (optional hook; default None).
 
         With it the ``"coupled"`` population takes its ranks from the Bayesian bootstrap of
         these Rao-Blackwellised task values (:func:`weighted_row_average`) instead of from
@@ -409,7 +434,9 @@ class Model(ABC):
                     bootstrap = self._tasks_curve(posterior, data, k, metric, False, seed,
                                                   weights)
                 else:
-                    bootstrap = weighted_row_average(*expected, weights)
+                    bootstrap = weighted_row_average(
+                        expected.values, expected.row_of_cell, weights, expected.task_scale
+                    )
                 values = bootstrap if pairing == "bootstrap" else couple_to_reference(
                     values, bootstrap
                 )

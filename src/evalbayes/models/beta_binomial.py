@@ -70,7 +70,13 @@ from scipy.special import betaln, expit
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, padded_size
 from evalbayes.metrics import beta_curve, prob_curve
-from evalbayes.models.base import Model, ModelInputs, binomial_log_choose, population_pairing_of
+from evalbayes.models.base import (
+    Model,
+    ModelInputs,
+    RowExpectations,
+    binomial_log_choose,
+    population_pairing_of,
+)
 from evalbayes.models.beta_binomial_grid import exact_posterior
 from evalbayes.names import (
     SAMPLER_DEFAULTS,
@@ -473,7 +479,7 @@ class BetaBinomialModel(Model):
 
     def row_expectations(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
-    ) -> tuple[np.ndarray, np.ndarray] | None:
+    ) -> RowExpectations | None:
         """Conjugate ``E[f(p) | mu, kappa, n, c] = 1 - B(a + c, b + n - c + k) / B(a + c,
         b + n - c)`` (pass@k; ``B(a + c + k, b + n - c) / B(a + c, b + n - c)`` for pass^k)
         per draw and distinct ``(system, n, c)``, for the paired population's ranks (template
@@ -484,7 +490,8 @@ class BetaBinomialModel(Model):
         cells = _unique_cells(data)
         a_post = a[..., cells.system] + cells.c
         b_post = b[..., cells.system] + (cells.n - cells.c)
-        return beta_curve(a_post, b_post, k, check_metric(metric)), cells.task_cell
+        return RowExpectations(beta_curve(a_post, b_post, k, check_metric(metric)),
+                               cells.task_cell)
 
     def expected_curve(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
@@ -500,7 +507,7 @@ class BetaBinomialModel(Model):
         expected = self.row_expectations(posterior, data, k, metric)
         if expected is None:
             raise ValueError("expected_curve is defined for pooling='partial'")
-        values, _ = expected
+        values = expected.values
         cells = _unique_cells(data)
         n_sys = data.n.shape[0]
         out = np.empty((*values.shape[:2], n_sys, len(k)))

@@ -41,22 +41,28 @@ def all_zero_tasks(n: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 def add_broken_task_mixture(
     cell_ll: Any, cell_w: Any, cell_t: Any, n_task: int, task_zero: Any,
-    broken_prior: tuple[float, float] | None,
+    broken_prior: tuple[float, float] | None, solved_ll: Any = 0.0, solved_tasks: Any = 0.0,
 ) -> None:
     """Inside a ``pm.Model`` context: sum the weighted per-cell log-likelihoods into tasks and
     add ``sum_t log L[t]`` as a Potential, with ``pi0 ~ Beta(*broken_prior)`` and the mixture
     ``log(pi0 + (1 - pi0) prod_s L[s, t])`` on the tasks flagged in ``task_zero`` (no broken
-    mass when ``broken_prior`` is None). The graph form of :func:`task_log_likelihood`."""
+    mass when ``broken_prior`` is None). The graph form of :func:`task_log_likelihood`.
+
+    A model that sums the cells of tasks with a success elsewhere (by distinct counts) passes
+    that sum as ``solved_ll`` and their number as ``solved_tasks``: such a task cannot be
+    broken, so it adds ``log(1 - pi0) + sum_s log L[s, t]``."""
     import pymc as pm
     import pytensor.tensor as pt
 
     task_ll = pt.inc_subtensor(pt.zeros(n_task)[cell_t], cell_ll * cell_w)
+    total = solved_ll
     if broken_prior is not None:
         pi0 = pm.Beta("pi0", *broken_prior)
         solvable = pt.log1p(-pi0) + task_ll
         mixed = pt.logaddexp(pt.log(pi0), solvable)
         task_ll = pt.switch(pt.gt(task_zero, 0.5), mixed, solvable)
-    pm.Potential("loglik", task_ll.sum())
+        total = total + solved_tasks * pt.log1p(-pi0)
+    pm.Potential("loglik", task_ll.sum() + total)
 
 
 def broken_log_odds(pi0: np.ndarray, cell_ll: np.ndarray, all_zero: np.ndarray) -> np.ndarray:

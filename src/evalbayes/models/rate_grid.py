@@ -78,9 +78,17 @@ from evalbayes.metrics import prob_curve
 from evalbayes.models.base import (
     Model,
     ModelInputs,
+    RowExpectations,
     binomial_log_choose,
     population_pairing_of,
     require_observed,
+)
+from evalbayes.models.broken_tasks import (
+    add_broken_task_mixture,
+    all_zero_tasks,
+    broken_log_odds,
+    cell_pieces,
+    task_log_likelihood,
 )
 from evalbayes.names import check_metric, check_population
 
@@ -217,8 +225,8 @@ class RateGridBase(Model):
 
 @dataclass(frozen=True)
 class RateGridModel(RateGridBase):
-    """Per-system smooth rate distribution on a logit grid (module docstring; maths in
-    models/README.md).
+    """Per-system smooth rate distribution on a logit grid, with broken tasks shared by the
+    systems (module docstring; maths in models/README.md).
 
     Parameters
     ----------
@@ -229,15 +237,37 @@ class RateGridModel(RateGridBase):
         What "tasks like these" means (module docstring): each system's ``g_s`` with the
         systems paired through the shared tasks (default), ``g_s`` alone (unpaired), or the
         Bayesian bootstrap of the observed tasks (paired).
+    broken : {"auto", True, False}
+        A task is broken (``p = 0`` for every system) with probability ``pi0``, marginalised
+        per task, so that every system's failures on it count. ``"auto"`` (default): with two
+        or more systems (with one, a broken task and the system's own atom at 0 are the same
+        thing).
+    broken_prior : (float, float)
+        Beta prior of ``pi0``. Default Beta(1, 9) (mean 0.1).
     """
 
     name: ClassVar[str] = "rate-grid"
 
     population: str = "paired"
+    broken: bool | str = "auto"
+    broken_prior: tuple[float, float] = (1.0, 9.0)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_population(self.population)
+        if not (self.broken == "auto" or isinstance(self.broken, bool)):
+            raise ValueError(f"broken must be 'auto', true or false, got {self.broken!r}")
+        if len(self.broken_prior) != 2 or not all(
+            np.isfinite(v) and v > 0 for v in self.broken_prior
+        ):
+            raise ValueError(
+                f"broken_prior must be two positive numbers, got {self.broken_prior!r}"
+            )
+
+    def has_broken(self, n_system: int) -> bool:
+        """Whether the fit has the broken-task mixture (``broken="auto"``: two or more
+        systems)."""
+        return n_system >= 2 if self.broken == "auto" else bool(self.broken)
 
     @property
     def population_pairing(self) -> str:
@@ -247,36 +277,57 @@ class RateGridModel(RateGridBase):
 
     @property
     def description(self) -> str:
-        """Name and population choice."""
-        return f"{self.name} (population={self.population})"
+        """Name, population choice and broken tasks."""
+        return f"{self.name} (population={self.population}, broken={self.broken})"
 
     def inputs(self, data: EvalData) -> ModelInputs:
         """Distinct ``(system, n, c)`` rows with their cell counts as weights, padded to
-        :func:`padded_size` (weight 0 on pads), and each row's log-likelihood on the grid."""
+        :func:`padded_size` (weight 0 on pads), and each row's log-likelihood on the grid.
+
+        With broken tasks the weights count only the cells of tasks with a success; the cells
+        of tasks without any (``zero_*``: the row of each, its task among those, padded) enter
+        the per-task mixture."""
         self.check_data(data)
         n, c = data.n.values, data.c.values
-        s_idx, t_idx = np.nonzero(n > 0)
-        keys = np.stack([s_idx, n[s_idx, t_idx], c[s_idx, t_idx]], axis=1)
-        rows, weight = np.unique(keys, axis=0, return_counts=True)
+        rows, row_of_cell = _row_table(n, c)
+        broken = self.has_broken(n.shape[0])
+        counted = (row_of_cell >= 0)
+        zero_tasks = np.flatnonzero(all_zero_tasks(n, c)) if broken else np.zeros(0, int)
+        counted[:, zero_tasks] = False
+        weight = np.bincount(row_of_cell[counted], minlength=len(rows)).astype(float)
         size = padded_size(len(rows))
         pad = size - len(rows)
         loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
         loglik = np.maximum(loglik - loglik.max(axis=1, keepdims=True), _FLOOR)
         support = len(self.rates_grid)
-        values = {
+        values: dict[str, Any] = {
             "row_s": np.concatenate([rows[:, 0], np.zeros(pad)]).astype(np.int64),
-            "row_w": np.concatenate([weight, np.zeros(pad)]).astype(float),
+            "row_w": np.concatenate([weight, np.zeros(pad)]),
             "row_ll": np.concatenate([loglik, np.zeros((pad, support))]),
         }
-        return ModelInputs(values=values, shape_key=(n.shape[0], size, support))
+        if not broken:
+            return ModelInputs(values=values, shape_key=(n.shape[0], size, support))
+        zero_s, zero_j = np.nonzero(row_of_cell[:, zero_tasks] >= 0)
+        n_cells, n_zero = padded_size(max(1, len(zero_s))), padded_size(max(1, len(zero_tasks)))
+        # Pads: weight 0 in tasks flagged all-zero with no cells, whose mixture term is
+        # log(pi0 + (1 - pi0)) = 0.
+        values.update(
+            zero_row=np.pad(row_of_cell[zero_s, zero_tasks[zero_j]], (0, n_cells - len(zero_s))),
+            zero_task=np.pad(zero_j, (0, n_cells - len(zero_s))).astype(np.int64),
+            zero_w=np.pad(np.ones(len(zero_s)), (0, n_cells - len(zero_s))),
+            solved_tasks=np.asarray(float(((n > 0).any(axis=0)).sum() - len(zero_tasks))),
+        )
+        return ModelInputs(values=values,
+                           shape_key=(n.shape[0], size, support, n_cells, n_zero))
 
     # ------------------------------------------------------------------ the PyMC model
     def build(self, inputs: ModelInputs) -> Any:
-        """Coefficients per system and the collapsed grid likelihood."""
+        """Coefficients per system, the collapsed grid likelihood and, with broken tasks, the
+        per-task mixture of the tasks without a success."""
         import pymc as pm
         import pytensor.tensor as pt
 
-        n_sys, size, support = inputs.shape_key
+        n_sys, size, support = inputs.shape_key[:3]
         basis = self.basis
         coords = {"system": np.arange(n_sys), "term": np.arange(basis.shape[1]),
                   "row": np.arange(size), "node": np.arange(support)}
@@ -288,20 +339,33 @@ class RateGridModel(RateGridBase):
             logits = pt.dot(coef, basis.T)
             log_g = logits - pt.logsumexp(logits, axis=1, keepdims=True)
             ll = pt.logsumexp(row_ll + log_g[row_s], axis=1)
-            pm.Potential("loglik", (row_w * ll).sum())
+            if len(inputs.shape_key) == 3:
+                pm.Potential("loglik", (row_w * ll).sum())
+            else:
+                v = inputs.values
+                zero_row = pm.Data("zero_row", v["zero_row"])
+                zero_w = pm.Data("zero_w", v["zero_w"])
+                zero_task = pm.Data("zero_task", v["zero_task"])
+                solved = pm.Data("solved_tasks", v["solved_tasks"])
+                n_zero = inputs.shape_key[4]
+                add_broken_task_mixture(
+                    ll[zero_row], zero_w, zero_task, n_zero, np.ones(n_zero),
+                    self.broken_prior, solved_ll=(row_w * ll).sum(), solved_tasks=solved,
+                )
         return model
 
     def posterior_vars(self, data: EvalData) -> list[str]:
-        """The coefficients (``g_s`` follows from them and the basis)."""
-        return ["coef"]
+        """The coefficients (``g_s`` follows from them and the basis) and ``pi0``."""
+        return ["coef", "pi0"] if self.has_broken(data.n.shape[0]) else ["coef"]
 
     def simulate_prior(
         self, systems: int, tasks: int, trials: int, seed: int
     ) -> tuple[EvalData, dict[str, Any]]:
-        """Coefficients from the prior, rates from ``g_s``, counts (for SBC and recovery).
+        """Coefficients from the prior, broken tasks with ``pi0 ~ Beta(*broken_prior)`` (when
+        :meth:`has_broken`), rates from ``g_s``, counts (for SBC and recovery).
 
         Returns the data (``trials`` per cell) and the truth: ``coef`` (S, D), ``g`` (S,
-        support) and ``p`` (S, T).
+        support), ``pi0``, ``broken`` (T, bool) and ``p`` (S, T).
         """
         rng = np.random.default_rng(seed)
         coef = rng.normal(0.0, self.coef_prior, (systems, self.basis.shape[1]))
@@ -309,15 +373,85 @@ class RateGridModel(RateGridBase):
         g = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
         grid = self.rates_grid
         p = np.stack([rng.choice(grid, tasks, p=g_s) for g_s in g])
+        pi0 = rng.beta(*self.broken_prior) if self.has_broken(systems) else 0.0
+        broken = rng.random(tasks) < pi0
+        p = np.where(broken[None, :], 0.0, p)
         n = np.full((systems, tasks), int(trials))
-        return EvalData.from_arrays(n, rng.binomial(n, p)), {"coef": coef, "g": g, "p": p}
+        truth = {"coef": coef, "g": g, "pi0": pi0, "broken": broken, "p": p}
+        return EvalData.from_arrays(n, rng.binomial(n, p)), truth
+
+    # ------------------------------------------------------------------ broken tasks
+    @staticmethod
+    def _pi0(posterior: xr.Dataset) -> np.ndarray | None:
+        """``pi0`` per draw (chain, draw), or None for a fit without broken tasks."""
+        if "pi0" not in posterior:
+            return None
+        return posterior["pi0"].transpose("chain", "draw").values
+
+    def _row_marginals(self, log_g: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``log L = log sum_j g_s(p_j) Binomial(c | n, p_j)`` per draw and row, (chain, draw,
+        row)."""
+        loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
+        chains, draws, _, support = log_g.shape
+        out = np.empty((chains, draws, len(rows)))
+        width = max(1, _WORK // max(1, chains * draws * support))
+        for start in range(0, len(rows), width):
+            block = slice(start, start + width)
+            out[..., block] = logsumexp(log_g[:, :, rows[block, 0], :] + loglik[block], axis=-1)
+        return out
+
+    def _cell_ll_of(self, log_g: np.ndarray, data: EvalData) -> Any:
+        """``sl -> log L[s, t]`` on a chunk of tasks, (chain, draw, system, chunk), 0 on
+        unobserved cells (from the distinct rows, each computed once)."""
+        rows, row_of_cell = _row_table(data.n.values, data.c.values)
+        marginal = self._row_marginals(log_g, rows)
+
+        def cell_ll_of(sl: slice) -> np.ndarray:
+            index = row_of_cell[:, sl]
+            return np.where(index >= 0, marginal[..., np.maximum(index, 0)], 0.0)
+
+        return cell_ll_of
+
+    def _broken_log_odds(
+        self, log_g: np.ndarray, pi0: np.ndarray, data: EvalData, tasks: slice
+    ) -> np.ndarray:
+        """``log P(broken) - log P(solvable)`` given each draw, (chain, draw, chunk); ``-inf``
+        on tasks with a success (:func:`~evalbayes.models.broken_tasks.broken_log_odds`)."""
+        n, c = data.n.values[:, tasks], data.c.values[:, tasks]
+        zero = np.flatnonzero(all_zero_tasks(n, c))
+        out = np.full((*pi0.shape, n.shape[1]), -np.inf)
+        if len(zero):
+            sub = EvalData.from_arrays(n[:, zero], c[:, zero])
+            cell_ll = self._cell_ll_of(log_g, sub)(slice(None))
+            out[..., zero] = broken_log_odds(pi0, cell_ll, np.ones(len(zero), dtype=bool))
+        return out
+
+    def broken_probability(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray:
+        """Posterior draws of ``P(task broken | parameters, data)``, dims (chain, draw, task)
+        (Rao-Blackwellised: the mean over draws is the posterior probability that the task is
+        broken). 0 for any task with a success, and everywhere without broken tasks."""
+        pi0 = self._pi0(posterior)
+        shape = (posterior.sizes["chain"], posterior.sizes["draw"], data.n.shape[1])
+        values = np.zeros(shape)
+        if pi0 is not None:
+            values = expit(self._broken_log_odds(self.log_weights(posterior), pi0, data,
+                                                 slice(None)))
+        return xr.DataArray(
+            values,
+            dims=("chain", "draw", "task"),
+            coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values,
+                    "task": data.dataset["task"].values},
+            name="p_broken",
+        )
 
     # ------------------------------------------------------------------ template hooks
     def rates(
         self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice
     ) -> np.ndarray:
-        """Per-cell rate draws from the exact conditional posterior over the grid given each
-        draw of ``g_s``, shape (chain, draw, system, chunk); unobserved cells from ``g_s``.
+        """Per-cell rate draws, shape (chain, draw, system, chunk): each task broken (``p = 0``
+        for every system) with its conditional probability given the draw, otherwise each
+        cell's rate from the exact conditional posterior over the grid given ``g_s``;
+        unobserved cells from ``g_s``.
 
         Cells of a system with the same counts share one conditional (computed once per
         draw); one uniform per cell and draw picks the node by inversion. Deterministic given
@@ -346,33 +480,41 @@ class RateGridModel(RateGridBase):
                 rows = cdf[:, :, inverse[cells], :]
                 node = (rows < u[:, :, s, cells, None]).sum(axis=-1)
                 out[:, :, s, cells] = grid[np.minimum(node, support - 1)]
+        pi0 = self._pi0(posterior)
+        if pi0 is not None:
+            prob = expit(self._broken_log_odds(log_g, pi0, data, slice(start, stop)))
+            broken = np.random.default_rng([int(seed), 13, start]).random(prob.shape) < prob
+            out = np.where(broken[..., None, :], 0.0, out)
         return out
 
     def population_curve(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
     ) -> np.ndarray:
-        """pass@k / pass^k of a new task from ``g_s``, ``sum_j g_s(p_j) f(p_j)``, (chain, draw,
-        system, k): the ``"independent"`` population, and the marginals of ``"paired"``."""
+        """pass@k / pass^k of a new task, ``pi0 f(0) + (1 - pi0) sum_j g_s(p_j) f(p_j)``
+        (``pi0 = 0`` without broken tasks), (chain, draw, system, k): the ``"independent"``
+        population, and the marginals of ``"paired"``."""
         g = np.exp(self.log_weights(posterior))
         k = np.asarray(k, dtype=float)
-        f = prob_curve(self.rates_grid, k, check_metric(metric))  # (node, k)
-        return g @ f
+        metric = check_metric(metric)
+        values = g @ prob_curve(self.rates_grid, k, metric)  # (chain, draw, system, k)
+        pi0 = self._pi0(posterior)
+        if pi0 is None:
+            return values
+        f0 = prob_curve(np.zeros(1), k, metric)[0]
+        return (1.0 - pi0)[..., None, None] * values + pi0[..., None, None] * f0
 
     def row_expectations(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
-    ) -> tuple[np.ndarray, np.ndarray] | None:
+    ) -> RowExpectations:
         """``E[f(p) | g_s, n, c] = sum_j P(p_j | c, n) f(p_j)`` with the exact discrete
         conditional, per draw and distinct ``(system, n, c)``, for the paired population's
-        ranks (template hook)."""
+        ranks (template hook); with broken tasks, each task's factor ``1 - P(broken | draw,
+        data)`` (``f(0) = 0``)."""
         log_g = self.log_weights(posterior)
-        n, c = data.n.values, data.c.values
-        s_idx, t_idx = np.nonzero(n > 0)
-        keys = np.stack([s_idx, n[s_idx, t_idx], c[s_idx, t_idx]], axis=1)
-        rows, inverse = np.unique(keys, axis=0, return_inverse=True)
-        row_of_cell = np.full(n.shape, -1, dtype=np.int64)
-        row_of_cell[s_idx, t_idx] = inverse.reshape(-1)
+        rows, row_of_cell = _row_table(data.n.values, data.c.values)
         loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
-        f = prob_curve(self.rates_grid, np.asarray(k, dtype=float), check_metric(metric))
+        metric = check_metric(metric)
+        f = prob_curve(self.rates_grid, np.asarray(k, dtype=float), metric)
         chains, draws, _, support = log_g.shape
         values = np.empty((chains, draws, len(rows), len(k)))
         width = max(1, _WORK // max(1, chains * draws * support))
@@ -381,23 +523,47 @@ class RateGridModel(RateGridBase):
             post = log_g[:, :, rows[block, 0], :] + loglik[block]
             post = np.exp(post - post.max(axis=-1, keepdims=True))
             values[:, :, block] = (post @ f) / post.sum(axis=-1, keepdims=True)
-        return values, row_of_cell
+        pi0 = self._pi0(posterior)
+        if pi0 is None:
+            return RowExpectations(values, row_of_cell)
+        if np.any(prob_curve(np.zeros(1), np.asarray(k, dtype=float), metric) != 0):
+            raise ValueError("a broken task's value must be f(0) = 0")  # pass@k, pass^k: k >= 1
+        scale = -np.expm1(-np.logaddexp(0.0, -self._broken_log_odds(log_g, pi0, data,
+                                                                        slice(None))))
+        return RowExpectations(values, row_of_cell, scale)
 
     def cell_log_likelihood(
         self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
     ) -> np.ndarray:
-        """``log sum_j g_s(p_j) Binomial(c | n, p_j)`` per cell and draw, (chain, draw, cell)."""
+        """``log sum_j g_s(p_j) Binomial(c | n, p_j)`` per cell and draw, (chain, draw, cell);
+        with broken tasks plus an equal share of its task's mixture term
+        (:func:`~evalbayes.models.broken_tasks.cell_pieces`: the pieces sum to the task
+        log-likelihood; :meth:`task_log_likelihood` is the exact PSIS-LOO unit)."""
         log_g = self.log_weights(posterior)
-        n, c = data.n.values[s_idx, t_idx], data.c.values[s_idx, t_idx]
-        out = np.empty((*log_g.shape[:2], len(s_idx)))
-        for s in np.unique(s_idx):
-            cells = np.flatnonzero(s_idx == s)
-            counts = np.stack([n[cells], c[cells]], axis=1)
-            unique, inverse = np.unique(counts, axis=0, return_inverse=True)
-            loglik = grid_log_likelihood(unique[:, 0], unique[:, 1], self.rates_grid)
-            values = logsumexp(log_g[:, :, s, None, :] + loglik, axis=-1)
-            out[..., cells] = values[..., inverse.reshape(-1)]
-        return out
+        pi0 = self._pi0(posterior)
+        cell_ll_of = self._cell_ll_of(log_g, data)
+        if pi0 is None:
+            return cell_ll_of(slice(None))[..., s_idx, t_idx]
+        return cell_pieces(cell_ll_of, pi0, data.n.values, data.c.values, pi0.shape,
+                           s_idx, t_idx)
+
+    def task_log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> np.ndarray:
+        """Log-likelihood of each task (all its cells, broken mixture included), shape
+        (chain, draw, task)."""
+        log_g = self.log_weights(posterior)
+        return task_log_likelihood(self._cell_ll_of(log_g, data), self._pi0(posterior),
+                                   data.n.values, data.c.values, log_g.shape[:2])
+
+
+def _row_table(n: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct observed ``(system, n, c)`` rows, (row, 3), and each cell's row (system, task),
+    -1 where unobserved."""
+    s_idx, t_idx = np.nonzero(n > 0)
+    keys = np.stack([s_idx, n[s_idx, t_idx], c[s_idx, t_idx]], axis=1)
+    rows, inverse = np.unique(keys, axis=0, return_inverse=True)
+    row_of_cell = np.full(n.shape, -1, dtype=np.int64)
+    row_of_cell[s_idx, t_idx] = inverse.reshape(-1)
+    return rows, row_of_cell
 
 
 _SINGLE_TRIAL_TEXT = (
