@@ -131,7 +131,8 @@ def test_demo_writes_tables_and_the_band_plot(capsys, tmp_path):
     assert code == 0
     assert "population" in out and "P(B>A)" in out and "zero/speed" in out
     assert (tmp_path / "tinyagent_pass_at_k.png").stat().st_size > 10_000
-    assert (tmp_path / "tinyagent-beta-binomial.nc").exists()
+    assert (tmp_path / "tinyagent-rate-grid.nc").exists()  # the default for 3 systems
+    assert "fit: rate-grid" in out
 
 
 def test_irt_fit_items_and_compare_models(fit_file, capsys, tmp_path):

@@ -11,6 +11,7 @@ import pytest
 
 import evalbayes as eb
 from evalbayes.cli import main
+from evalbayes.models import RateGridModel
 
 ROOT = Path(__file__).resolve().parents[1]
 EXACT = ROOT / "models" / "beta_binomial_no_pooling.toml"  # conjugate: exact draws, fast
@@ -37,6 +38,7 @@ def no_sampling(monkeypatch):
         raise AssertionError("sampling started")
 
     monkeypatch.setattr(eb.BetaBinomialModel, "fit", refuse)
+    monkeypatch.setattr(RateGridModel, "fit", refuse)  # the default for several systems
 
 
 # --------------------------------------------------------------------------- counts and seeds

@@ -19,6 +19,7 @@ from statsmodels.stats.multitest import multipletests
 
 import evalbayes as eb
 from evalbayes.frequentist.crosscheck import crosscheck
+from evalbayes.models import default_model
 from evalbayes.report import build_report, markdown_path, read_meta, write_report
 from evalbayes.report.document import Callout, Figure, Section, Table
 from evalbayes.report.markdown import escape_markdown
@@ -240,7 +241,7 @@ def test_seed_000_design_effect_in_the_data_section():
 def test_fitting_inside_write_report_uses_draws_and_seed(data, tmp_path):
     path = write_report(data, output=tmp_path / "fitted.html", draws=DRAWS, seed=0)
     fitted = parse_tables(path.read_text(encoding="utf-8"))
-    own = eb.BetaBinomialModel().fit(data, draws=DRAWS, seed=0)  # the default model and method
+    own = default_model(data).fit(data, draws=DRAWS, seed=0)  # the default model and method
     expected = write_report(data, fit=own, output=tmp_path / "own.html")
     assert fitted["per-system"] == parse_tables(expected.read_text(encoding="utf-8"))["per-system"]
     settings = {r["setting"]: r["value"] for r in fitted["settings"]}

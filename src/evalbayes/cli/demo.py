@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from evalbayes.comparison import compare
     from evalbayes.datasets import load
     from evalbayes.frequentist import pass_curve
-    from evalbayes.models import BetaBinomialModel
+    from evalbayes.models import default_model
 
     out_dir = Path(args.output_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -37,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
           "3 systems x 10 tasks x 64 episodes")
     print(data.to_frame().pivot(index="task", columns="system", values="c")
           [data.systems].to_string())
-    posterior = BetaBinomialModel().fit(
+    model = default_model(data)  # rate-grid: more than one system
+    posterior = model.fit(
         data, draws=args.draws, tune=args.draws, chains=4, seed=args.seed,
         progressbar=not args.quiet,
     )
@@ -85,6 +86,6 @@ def run(args: argparse.Namespace) -> int:
     assert figure is not None  # an Axes drawn by plot_pass_at_k has a figure
     figure.savefig(path, dpi=150, bbox_inches="tight")
     print(f"\nwrote {path}")
-    fit_path = posterior.save(out_dir / "tinyagent-beta-binomial.nc")
+    fit_path = posterior.save(out_dir / f"tinyagent-{model.name}.nc")
     print(f"wrote {fit_path} (try: evalbayes summary {fit_path})")
     return 0

@@ -22,6 +22,7 @@ from evalbayes.cli._output import check_fit, check_output_path
 from evalbayes.names import MCMC_METHODS, SAMPLER_DEFAULTS
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evalbayes.data import EvalData
     from evalbayes.models.base import Model
 
 DEFAULT_FIT_DIR = Path("models") / "fits"
@@ -31,9 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_args(parser)
     parser.add_argument("--format", default=None, help=argparse.SUPPRESS)  # deprecated input
     parser.add_argument("--model", default=None,
-                        help="beta-binomial (default), irt-1pl, irt-2pl, irt-3pl, task-effects, "
-                        "rate-grid, task-grid, factorial, training-seeds, judge-error (see the "
-                        "design flags)")
+                        help="default: rate-grid for two or more systems, beta-binomial for "
+                        "one; or irt-1pl, irt-2pl, irt-3pl, task-effects, task-grid, factorial, "
+                        "training-seeds, judge-error (see the design flags)")
     parser.add_argument("--spec", default=None, help="model spec TOML (see models/*.toml)")
     parser.add_argument("-o", "--output", default=None,
                         help=f"fit file (default {DEFAULT_FIT_DIR}/<data>-<model>.nc)")
@@ -80,11 +81,13 @@ def sampler_options(args: argparse.Namespace, spec: dict[str, Any], model: Model
     return options
 
 
-def make_model(args: argparse.Namespace, settings: dict[str, Any]) -> Model:
-    from evalbayes.models import get_model, model_from_config
+def make_model(args: argparse.Namespace, settings: dict[str, Any], data: EvalData) -> Model:
+    """The named model (``--model``, the spec), else the default for ``data``
+    (:func:`~evalbayes.models.default_model`: rate-grid for two or more systems)."""
+    from evalbayes.models import default_model, get_model, model_from_config
 
     if not settings:
-        return get_model(args.model or "beta-binomial")
+        return get_model(args.model) if args.model else default_model(data)
     if args.model and settings.get("model") not in (None, args.model):
         raise CLIError(f"--model {args.model} conflicts with the spec's {settings['model']!r}")
     return model_from_config({"model": args.model, **settings})
@@ -107,9 +110,10 @@ def run(args: argparse.Namespace) -> int:
     implied = design_model(args, args.model or settings.get("model"))
     if args.model is None and "model" not in settings:
         args.model = implied
-    model = make_model(args, settings)
+    data = read_data(args)
+    model = make_model(args, settings, data)
     options = sampler_options(args, sampler, model)
-    data = apply_designs(args, read_data(args), model)
+    data = apply_designs(args, data, model)
     path = Path(args.output) if args.output else default_fit_path(args, model.name)
     warn(f"fitting {model.name} to {data!r} with {options['method']} "
          f"({options['chains']} chains x {options['draws']} draws)")

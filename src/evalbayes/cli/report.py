@@ -31,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when the fit failed its convergence diagnostics")
     parser.add_argument("--model", default=None,
-                        help="the model the report fits to DATA (default beta-binomial; a "
-                        "design flag implies its model)")
+                        help="the model the report fits to DATA (default rate-grid for two or "
+                        "more systems, beta-binomial for one; a design flag implies its model)")
     add_design_args(parser)
 
 

@@ -17,6 +17,8 @@ __all__ = [
     "SeedModel",
     "TaskEffectsModel",
     "TaskGridModel",
+    "default_model",
+    "default_model_name",
     "get_model",
     "model_from_config",
     "model_names",
@@ -35,6 +37,27 @@ _REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "rate-grid": ("evalbayes.models.rate_grid", "RateGridModel", {}),
     "task-grid": ("evalbayes.models.task_grid", "TaskGridModel", {}),
 }
+
+
+def default_model_name(n_systems: int) -> str:
+    """The model fitted when none is named (``evalbayes fit`` / ``report`` without
+    ``--model``, :func:`default_model`).
+
+    Two or more systems: ``"rate-grid"``: each system's own smooth rate distribution (its
+    pass@k intervals hold beyond ``k = n`` on real benchmarks), tasks broken for every system
+    marginalised per task, and population comparisons paired through the shared tasks
+    (models/README.md, benchmarks/validity.md). One system: ``"beta-binomial"`` (partial
+    pooling; conjugate, exact in seconds, and nothing to pair).
+    """
+    if isinstance(n_systems, bool) or int(n_systems) != n_systems or n_systems < 1:
+        raise ValueError(f"n_systems must be a positive integer, got {n_systems!r}")
+    return "rate-grid" if n_systems >= 2 else "beta-binomial"
+
+
+def default_model(data: Any) -> Model:
+    """The default model (:func:`default_model_name`) for ``data`` (an ``EvalData``), with its
+    default settings."""
+    return get_model(default_model_name(len(data.systems)))
 
 
 def model_names() -> list[str]:

@@ -121,7 +121,8 @@ def write_report(
     fit : Posterior, optional
         A fit of ``data`` (e.g. ``evalbayes.load("fit.nc")``); an IRT fit adds the item
         section, a factorial, training-seeds or judge-error fit its design section. When
-        None, ``model`` (default :class:`~evalbayes.BetaBinomialModel`) is fitted with
+        None, ``model`` (default :func:`~evalbayes.models.default_model`: rate-grid for two or
+        more systems, Beta-Binomial for one) is fitted with
         ``draws`` draws per chain and ``seed``.
     output : str or Path
         The HTML file. With ``markdown=True`` the Markdown file (``.html`` is replaced by
@@ -156,9 +157,9 @@ def write_report(
     fitted_here = fit is None
     if fit is None:
         if model is None:
-            from evalbayes.models import BetaBinomialModel
+            from evalbayes.models import default_model
 
-            model = BetaBinomialModel()
+            model = default_model(data)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence is reported in the document
             fit = model.fit(data, draws=draws, seed=seed, check=False)
