@@ -17,7 +17,7 @@ from evalbayes.data import EvalData, PairedData
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.comparison import Comparison, compare
     from evalbayes.io import read_counts, read_trials
-    from evalbayes.models import BetaBinomialModel, IRTModel, get_model
+    from evalbayes.models import BetaBinomialModel, IRTModel, default_model, get_model
     from evalbayes.persist import load
     from evalbayes.results import Posterior
 
@@ -28,6 +28,7 @@ _LAZY = {
     "BetaBinomialModel": "evalbayes.models",
     "IRTModel": "evalbayes.models",
     "get_model": "evalbayes.models",
+    "default_model": "evalbayes.models",
     "Posterior": "evalbayes.results",
     "load": "evalbayes.persist",
     "compare": "evalbayes.comparison",
@@ -49,6 +50,7 @@ __all__ = [
     "__version__",
     "compare",
     "datasets",
+    "default_model",
     "frequentist",
     "get_model",
     "load",

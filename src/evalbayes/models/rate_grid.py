@@ -7,6 +7,7 @@ system never solves) and ``p = 1`` (tasks it always solves)::
     p[s, t] ~ g_s,   g_s(p_j) = softmax_j( sum_d coef[s, d] Q[j, d] )
     c[s, t] ~ Binomial(n[s, t], p[s, t])
     coef[s, d] ~ N(0, coef_prior)
+    task t broken (p[s, t] = 0 for every s) with probability pi0 ~ Beta(*broken_prior)
 
 Nodes: ``p_j = sigmoid(x_j)``, ``x_j`` evenly spaced on ``[-grid_limit, grid_limit]``
 (default 57 nodes on [-14, 14], steps of 0.5 on the logit scale: rates from 8e-7 to
@@ -33,18 +34,28 @@ Cells of one system with the same ``(n, c)`` have the same likelihood, so the mo
 over distinct ``(s, n, c)`` rows with their counts as weights: the graph's size is the number
 of distinct counts, not of cells.
 
+Broken tasks (``broken="auto"``: with two or more systems) are shared by the systems and
+marginalised per task (BDA3 sec. 5; :mod:`~evalbayes.models.broken_tasks`)::
+
+    L[t] = pi0 1[c[s, t] = 0 for every observed s] + (1 - pi0) prod_s L[s, t]
+
+A task with a success adds ``log(1 - pi0)`` and its rows; only the cells of tasks without any
+success are gathered into the per-task mixture. Every system's failures on a task are then
+evidence that it is broken, which a system's own atom at ``p = 0`` cannot use.
+
 Derived quantities
 ------------------
-``"tasks"``: each cell's rate is drawn from its exact conditional posterior given a draw of
-``g_s``: ``P(p = p_j | c, n) proportional to g_s(p_j) Binomial(c | n, p_j)``; ``f(p)`` is
-averaged over the system's tasks.
+``"tasks"``: each task is broken with its conditional probability given the draw
+(:meth:`RateGridModel.broken_probability`); otherwise each cell's rate is drawn from its exact
+conditional posterior given a draw of ``g_s``: ``P(p = p_j | c, n) proportional to
+g_s(p_j) Binomial(c | n, p_j)``; ``f(p)`` is averaged over the system's tasks.
 
 ``"population"`` (tasks like these), three choices:
 
-* ``population="independent"``: a new task drawn from ``g_s``, ``sum_j g_s(p_j) f(p_j)``, exact per
-  draw. Each system's ``g_s`` is estimated alone, so a difference of two systems ignores
-  that they ran the same tasks (unpaired: 1.58x the paired bootstrap's width on
-  Terminal-Bench).
+* ``population="independent"``: a new task, broken with probability ``pi0``, else drawn from
+  ``g_s``: ``pi0 f(0) + (1 - pi0) sum_j g_s(p_j) f(p_j)``, exact per draw. Each system's
+  ``g_s`` is estimated alone, so a difference of two systems ignores that they ran the same
+  tasks (unpaired: 1.58x the paired bootstrap's width on Terminal-Bench).
 * ``population="bayesian-bootstrap"``: the task population is the Bayesian bootstrap of the
   observed tasks (Rubin 1981): per draw, weights ``w ~ Dirichlet(1, ..., 1)`` over the tasks,
   the same for every system, and pass@k is ``sum_t w_t f(p[s, t])`` over the system's
@@ -54,7 +65,8 @@ averaged over the system's tasks.
   10-30 tasks on real data, ``benchmarks/validity.md``).
 * ``population="paired"`` (default): each system's draws are the ``"independent"`` draws,
   reordered per ``(system, k)`` to the ranks of a Bayesian bootstrap of the tasks' exact
-  conditional means ``E[f(p[s, t]) | g_s, n, c]`` (:meth:`RateGridModel.row_expectations`;
+  conditional means ``(1 - P(t broken)) E[f(p[s, t]) | g_s, n, c]``
+  (:meth:`RateGridModel.row_expectations`;
   the Schaake shuffle, :func:`~evalbayes.models.base.couple_to_reference`): each system's
   interval is the grid's, and the systems move together as their results on the shared tasks
   do, so differences are paired. One draw's values at different ``k`` are then not one curve
