@@ -150,3 +150,14 @@ def test_irt_fit_items_and_compare_models(fit_file, capsys, tmp_path):
     assert code == 0 and "elpd_loo" in out
     code, _, err = run(["items", str(fit_file)], capsys)
     assert code == 2 and "needs an IRT fit" in err
+
+
+def test_fit_without_model_uses_the_default_for_the_data(capsys, tmp_path):
+    """One system (tau-bench): the Beta-Binomial; the fit file is named after it."""
+    import evalbayes as eb
+
+    code, _, err = run(["fit", "dataset:tau_bench_airline", "-o", str(tmp_path / "tau.nc"),
+                        "--quiet"], capsys)
+    assert code == 0, err
+    assert "fitting beta-binomial" in err
+    assert eb.load(tmp_path / "tau.nc").model.name == "beta-binomial"

@@ -35,3 +35,24 @@ def test_default_spec_is_the_default_model():
     spec = tomllib.loads((SPECS[0].parent / "beta_binomial.toml").read_text())
     spec.pop("sampler")
     assert model_from_config(spec) == BetaBinomialModel()
+
+
+def test_default_model_by_number_of_systems():
+    """rate-grid (its spec as shipped) for two or more systems, the Beta-Binomial for one."""
+    import numpy as np
+
+    from evalbayes import EvalData
+    from evalbayes.models import RateGridModel, default_model, default_model_name
+
+    assert default_model_name(1) == "beta-binomial"
+    assert default_model_name(2) == default_model_name(123) == "rate-grid"
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="n_systems"):
+            default_model_name(bad)
+    one = EvalData.from_arrays(np.array([[4, 4]]), np.array([[1, 2]]))
+    two = EvalData.from_arrays(np.array([[4, 4], [4, 4]]), np.array([[1, 2], [0, 4]]))
+    assert default_model(one).name == "beta-binomial"
+    assert default_model(two) == RateGridModel()
+    spec = tomllib.loads((SPECS[0].parent / "rate_grid.toml").read_text())
+    spec.pop("sampler")
+    assert model_from_config(spec) == RateGridModel()
