@@ -211,3 +211,32 @@ def test_planted_broken_tasks_are_found():
     assert np.all(prob[solved] == 0.0)
     lo, hi = np.quantile(post.posterior["pi0"].values, [0.025, 0.975])
     assert lo < 0.1 < hi
+
+
+def test_broken_task_table_cli_and_report(tmp_path, capsys):
+    """A task that none of six systems solves in 30 trials each is listed first with
+    P(broken) > 0.5 by Posterior.broken_tasks, `evalbayes items FIT` and the report; tasks
+    with a success read exactly 0."""
+    pytest.importorskip("pymc")
+    from evalbayes.cli import main
+    from evalbayes.report import write_report
+
+    rng = np.random.default_rng(3)
+    n = np.full((6, 12), 30)
+    p = rng.uniform(0.3, 0.9, n.shape)
+    p[:, 4] = 0.0
+    data = EvalData.from_arrays(n, rng.binomial(n, p), tasks=[f"t{i}" for i in range(12)])
+    post = RateGridModel().fit(data, draws=300, tune=300, chains=2, seed=2, check=False)
+    table = post.broken_tasks()
+    assert list(table.columns) == ["task", "systems", "trials", "successes", "p_broken"]
+    assert table.loc[0, "task"] == "t4" and table.loc[0, "p_broken"] > 0.5
+    assert table.loc[0, "trials"] == 180 and table.loc[0, "successes"] == 0
+    assert np.all(table.loc[1:, "p_broken"] == 0.0)
+    fit = post.save(tmp_path / "fit.nc")
+    assert main(["items", str(fit), "--format", "csv"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith("t4,6,180,0,")
+    assert main(["items", str(fit), "--select", "3"]) == 2
+    assert "--select needs an IRT fit" in capsys.readouterr().err
+    html = write_report(data, fit=post, output=tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'id="broken-tasks"' in html and "1 of 12 tasks are more likely broken" in html

@@ -407,6 +407,37 @@ class Posterior(Rendered):
             table["note"] = np.where(rests, "population interval rests on one task", "")
         return table
 
+    @property
+    def has_broken_tasks(self) -> bool:
+        """Whether the model has a broken-task mixture (rate-grid, task-effects, task-grid)."""
+        return hasattr(self.model, "broken_probability")
+
+    def broken_tasks(self) -> pd.DataFrame:
+        """Per task, the posterior probability that it is broken (``p = 0`` for every system),
+        beside what was observed: ``task``, ``systems`` (that ran it), ``trials``,
+        ``successes``, ``p_broken``; most likely broken first.
+
+        ``p_broken`` is the posterior mean of ``P(broken | parameters, data)``
+        (Rao-Blackwellised): exactly 0 for a task with a success. Models with a broken-task
+        mixture only (:attr:`has_broken_tasks`); a fit without the mixture (e.g. a rate grid
+        of one system) reads 0 everywhere.
+        """
+        if not self.has_broken_tasks:
+            raise ValueError(
+                f"{self.model.name} has no broken-task mixture (rate-grid, task-effects and "
+                "task-grid have one)"
+            )
+        draws = self.model.broken_probability(self.posterior, self.data)  # type: ignore[attr-defined]
+        n, c = self.data.n.values, self.data.c.values
+        table = pd.DataFrame({
+            "task": self.data.tasks,
+            "systems": (n > 0).sum(axis=0),
+            "trials": n.sum(axis=0),
+            "successes": c.sum(axis=0),
+            "p_broken": draws.mean(("chain", "draw")).values,
+        })  # fmt: skip
+        return table.sort_values("p_broken", ascending=False, kind="stable").reset_index(drop=True)
+
     def one_task_systems(self) -> list[str]:
         """Systems observed on a single task (their population estimand rests on it)."""
         observed = (self.data.n.values > 0).sum(axis=1)

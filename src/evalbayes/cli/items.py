@@ -1,4 +1,6 @@
-"""``evalbayes items FIT``: the item (task) table of an IRT fit, or the best M items."""
+"""``evalbayes items FIT``: the item (task) table of an IRT fit, or the best M items; for a
+fit with broken tasks (rate-grid, task-effects, task-grid), each task's probability of being
+broken."""
 
 from __future__ import annotations
 
@@ -22,7 +24,17 @@ def run(args: argparse.Namespace) -> int:
     from evalbayes.items import IRTPosterior
 
     if not isinstance(posterior, IRTPosterior):
-        raise CLIError(f"items needs an IRT fit (--model irt-2pl), this is {posterior.model.name}")
+        if not posterior.has_broken_tasks:
+            raise CLIError(f"items needs an IRT fit (--model irt-2pl) or a fit with broken "
+                           f"tasks (rate-grid, task-effects), this is {posterior.model.name}")
+        if args.select is not None:
+            raise CLIError(f"--select needs an IRT fit (--model irt-2pl), this is "
+                           f"{posterior.model.name}")
+        code = check_fit(posterior, args.strict)
+        emit(posterior.broken_tasks(), output, args.output,
+             title=f"tasks, most likely broken first (p_broken: posterior probability that no "
+             f"system can solve it) - {posterior.label}")
+        return code
     code = check_fit(posterior, args.strict)
     if args.select is not None:
         table = posterior.select_items(args.select)

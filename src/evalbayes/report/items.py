@@ -92,6 +92,38 @@ def _ability_table(abilities: pd.DataFrame, ci: str) -> Table:
     )
 
 
+def _broken_blocks(ctx: ReportContext) -> tuple[Block, ...]:
+    """Tasks likely broken for every system, for fits with the broken-task mixture."""
+    posterior = ctx.posterior
+    if not posterior.has_broken_tasks:
+        return ()
+    table = posterior.broken_tasks()
+    likely = table[table["p_broken"] >= 0.5]
+    text = (
+        f"{posterior.label} lets a task be broken (no system can solve it: a wrong reference, "
+        f"a harness bug), judged from every system's results on it together. "
+        f"{len(likely)} of {len(table):,} tasks are more likely broken than not"
+    )
+    if likely.empty:
+        return (paragraph(text + "."),)
+    shown = likely.head(ITEM_ROWS)
+    rows = [[str(r["task"]), f"{int(r['systems'])}", f"{int(r['trials']):,}",
+             f"{r['p_broken']:.3f}"] for _, r in shown.iterrows()]
+    more = "" if len(likely) <= ITEM_ROWS else f" (the {ITEM_ROWS} most likely shown)"
+    return (
+        paragraph(text + ": check them. The model holds their rates at 0 for every system, "
+                  "so they cap pass@k below 1 at every k; if they are fixable, the curves "
+                  "far beyond the trials run are too low."),
+        Table(
+            "broken-tasks",
+            ("task", "systems", "trials", "P(broken)"),
+            tuple(tuple(row) for row in rows),
+            f"Tasks likely broken{more}: no success in any trial",
+            (False, True, True, True),
+        ),
+    )
+
+
 def items_section(ctx: ReportContext) -> Section:
     """Item analysis of an IRT fit, or a note saying how to get one."""
     posterior = ctx.posterior
@@ -100,6 +132,7 @@ def items_section(ctx: ReportContext) -> Section:
             "items",
             "Items",
             (
+                *_broken_blocks(ctx),
                 paragraph(
                     "No item model was fitted. Item difficulty, discrimination and the items "
                     "that best separate systems need an IRT fit: ",
