@@ -412,10 +412,10 @@ class RateGridModel(RateGridBase):
             out[..., block] = logsumexp(log_g[:, :, rows[block, 0], :] + loglik[block], axis=-1)
         return out
 
-    def _cell_ll_of(self, log_g: np.ndarray, data: EvalData) -> Any:
+    def _cell_ll_of(self, log_g: np.ndarray, n: np.ndarray, c: np.ndarray) -> Any:
         """``sl -> log L[s, t]`` on a chunk of tasks, (chain, draw, system, chunk), 0 on
         unobserved cells (from the distinct rows, each computed once)."""
-        rows, row_of_cell = _row_table(data.n.values, data.c.values)
+        rows, row_of_cell = _row_table(n, c)
         marginal = self._row_marginals(log_g, rows)
 
         def cell_ll_of(sl: slice) -> np.ndarray:
@@ -433,8 +433,7 @@ class RateGridModel(RateGridBase):
         zero = np.flatnonzero(all_zero_tasks(n, c))
         out = np.full((*pi0.shape, n.shape[1]), -np.inf)
         if len(zero):
-            sub = EvalData.from_arrays(n[:, zero], c[:, zero])
-            cell_ll = self._cell_ll_of(log_g, sub)(slice(None))
+            cell_ll = self._cell_ll_of(log_g, n[:, zero], c[:, zero])(slice(None))
             out[..., zero] = broken_log_odds(pi0, cell_ll, np.ones(len(zero), dtype=bool))
         return out
 
@@ -553,7 +552,7 @@ class RateGridModel(RateGridBase):
         log-likelihood; :meth:`task_log_likelihood` is the exact PSIS-LOO unit)."""
         log_g = self.log_weights(posterior)
         pi0 = self._pi0(posterior)
-        cell_ll_of = self._cell_ll_of(log_g, data)
+        cell_ll_of = self._cell_ll_of(log_g, data.n.values, data.c.values)
         if pi0 is None:
             return cell_ll_of(slice(None))[..., s_idx, t_idx]
         return cell_pieces(cell_ll_of, pi0, data.n.values, data.c.values, pi0.shape,
@@ -563,7 +562,8 @@ class RateGridModel(RateGridBase):
         """Log-likelihood of each task (all its cells, broken mixture included), shape
         (chain, draw, task)."""
         log_g = self.log_weights(posterior)
-        return task_log_likelihood(self._cell_ll_of(log_g, data), self._pi0(posterior),
+        cell_ll_of = self._cell_ll_of(log_g, data.n.values, data.c.values)
+        return task_log_likelihood(cell_ll_of, self._pi0(posterior),
                                    data.n.values, data.c.values, log_g.shape[:2])
 
 
