@@ -623,8 +623,8 @@ with `subprocess` (the same as `!evalbayes ...` in Jupyter, but independent of t
    tidy counts table;
 2. `evalbayes crosscheck` gives the frequentist numbers without any model;
 3. `evalbayes fit` fits the default model and saves the posterior (NetCDF): for two or more
-   systems the rate grid (each system's own smooth rate distribution, tasks broken for every
-   system, comparisons paired through the shared tasks), for one system the Beta-Binomial;
+   systems the rate grid (each system's own smooth rate distribution, comparisons paired
+   through the shared tasks), for one system the Beta-Binomial;
 4. `evalbayes summary`, `compare` and `plot` read the fit;
 5. `evalbayes report` writes one self-contained HTML file (or Markdown with images) with
    everything, including the harness and protocol you state with `--meta`.
@@ -730,8 +730,7 @@ evalbayes("report", "fit.nc", "--meta", "broken.toml", expect=2);'''),
 shutil.rmtree(WORK)'''),
     ("md", """\
 The report can also be made straight from data (`evalbayes report counts.csv`): it fits the
-default model first (`--draws`, `--seed`). `evalbayes items fit.nc` lists each task's
-probability of being broken for a rate-grid fit. For an IRT fit
+default model first (`--draws`, `--seed`). For an IRT fit
 (`evalbayes fit DATA --model irt-2pl`) it adds the item section of notebook 02. See
 `docs/report.md`."""),
 ]

@@ -168,7 +168,7 @@ def test_bootstrap_population_is_the_weighted_average_of_the_task_draws():
     exact = grid.population_curve(post, data, k, "pass@k")
     assert np.allclose(grid.curve(post, data, k, "pass@k", "population", False, seed=9).values,
                        exact)
-    assert grid.description == "rate-grid (population=independent, broken=auto)"
+    assert grid.description == "rate-grid (population=independent, broken=False)"
     paired = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
     got = paired.curve(post, data, k, "pass@k", "population", False, seed=9).values
     expected = paired.row_expectations(post, data, k, "pass@k")

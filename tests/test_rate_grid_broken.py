@@ -36,7 +36,7 @@ def _data() -> EvalData:
 
 
 def _model() -> RateGridModel:
-    return RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    return RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, broken=True)
 
 
 def _marginal(model: RateGridModel, coef: np.ndarray, n: int, c: int) -> float:
@@ -46,16 +46,17 @@ def _marginal(model: RateGridModel, coef: np.ndarray, n: int, c: int) -> float:
     return float(g @ stats.binom.pmf(c, n, model.rates_grid))
 
 
-def test_auto_rule_settings_and_config():
-    model = RateGridModel()
-    assert model.broken == "auto"
+def test_settings_and_config():
+    """Off by default; on with two or more systems when asked; a config round trip."""
+    assert RateGridModel().broken is False
+    assert not RateGridModel().has_broken(5)
+    model = RateGridModel(broken=True)
     assert model.has_broken(2) and not model.has_broken(1)
-    assert RateGridModel(broken=True).has_broken(1)
-    assert not RateGridModel(broken=False).has_broken(5)
     one = EvalData.from_arrays(np.array([[4, 4]]), np.array([[0, 1]]))
     assert model.posterior_vars(one) == ["coef"]
     assert model.posterior_vars(_data()) == ["coef", "pi0"]
-    for bad in ({"broken": "yes"}, {"broken": 1}, {"broken_prior": (1.0, 0.0)},
+    assert RateGridModel().posterior_vars(_data()) == ["coef"]
+    for bad in ({"broken": "auto"}, {"broken": 1}, {"broken_prior": (1.0, 0.0)},
                 {"broken_prior": (1.0,)}):
         with pytest.raises(ValueError, match="broken"):
             RateGridModel(**bad)
@@ -185,9 +186,12 @@ def test_population_curve_and_paired_reference_with_broken_tasks():
 def test_single_system_fit_has_no_broken_mass():
     pytest.importorskip("pymc")
     data = EvalData.from_arrays(np.array([[4, 4, 4, 4]]), np.array([[0, 1, 4, 0]]))
-    post = RateGridModel().fit(data, draws=30, tune=30, chains=1, seed=1, check=False)
-    assert "pi0" not in post.posterior
-    assert np.all(RateGridModel().broken_probability(post.posterior, data).values == 0)
+    model = RateGridModel(broken=True)
+    post = model.fit(data, draws=30, tune=30, chains=1, seed=1, check=False)
+    assert "pi0" not in post.posterior and not post.has_broken_tasks
+    assert np.all(model.broken_probability(post.posterior, data).values == 0)
+    with pytest.raises(ValueError, match="no broken-task mixture"):
+        post.broken_tasks()
 
 
 @pytest.mark.slow
@@ -203,7 +207,7 @@ def test_planted_broken_tasks_are_found():
     p[:, broken] = 0.0
     n = np.full((systems, tasks), trials)
     data = EvalData.from_arrays(n, rng.binomial(n, p))
-    model = RateGridModel()
+    model = RateGridModel(broken=True)
     post = model.fit(data, draws=600, tune=600, chains=2, seed=3)
     prob = model.broken_probability(post.posterior, data).mean(("chain", "draw")).values
     assert np.all(prob[broken] > 0.9), prob[broken]
@@ -226,7 +230,8 @@ def test_broken_task_table_cli_and_report(tmp_path, capsys):
     p = rng.uniform(0.3, 0.9, n.shape)
     p[:, 4] = 0.0
     data = EvalData.from_arrays(n, rng.binomial(n, p), tasks=[f"t{i}" for i in range(12)])
-    post = RateGridModel().fit(data, draws=300, tune=300, chains=2, seed=2, check=False)
+    post = RateGridModel(broken=True).fit(data, draws=300, tune=300, chains=2, seed=2,
+                                          check=False)
     table = post.broken_tasks()
     assert list(table.columns) == ["task", "systems", "trials", "successes", "p_broken"]
     assert table.loc[0, "task"] == "t4" and table.loc[0, "p_broken"] > 0.5

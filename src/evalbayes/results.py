@@ -409,8 +409,9 @@ class Posterior(Rendered):
 
     @property
     def has_broken_tasks(self) -> bool:
-        """Whether the model has a broken-task mixture (rate-grid, task-effects, task-grid)."""
-        return hasattr(self.model, "broken_probability")
+        """Whether the fit has a broken-task mixture (a ``pi0``: task-effects and task-grid by
+        default, rate-grid with ``broken=True``)."""
+        return hasattr(self.model, "broken_probability") and "pi0" in self.posterior
 
     def broken_tasks(self) -> pd.DataFrame:
         """Per task, the posterior probability that it is broken (``p = 0`` for every system),
@@ -418,14 +419,13 @@ class Posterior(Rendered):
         ``successes``, ``p_broken``; most likely broken first.
 
         ``p_broken`` is the posterior mean of ``P(broken | parameters, data)``
-        (Rao-Blackwellised): exactly 0 for a task with a success. Models with a broken-task
-        mixture only (:attr:`has_broken_tasks`); a fit without the mixture (e.g. a rate grid
-        of one system) reads 0 everywhere.
+        (Rao-Blackwellised): exactly 0 for a task with a success. Fits with a broken-task
+        mixture only (:attr:`has_broken_tasks`).
         """
         if not self.has_broken_tasks:
             raise ValueError(
-                f"{self.model.name} has no broken-task mixture (rate-grid, task-effects and "
-                "task-grid have one)"
+                f"{self.label} has no broken-task mixture (task-effects and task-grid have one, "
+                "rate-grid with broken=True)"
             )
         draws = self.model.broken_probability(self.posterior, self.data)  # type: ignore[attr-defined]
         n, c = self.data.n.values, self.data.c.values

@@ -1,6 +1,6 @@
 """``evalbayes items FIT``: the item (task) table of an IRT fit, or the best M items; for a
-fit with broken tasks (rate-grid, task-effects, task-grid), each task's probability of being
-broken."""
+fit with broken tasks (task-effects, task-grid, rate-grid with ``broken=True``), each task's
+probability of being broken."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(posterior, IRTPosterior):
         if not posterior.has_broken_tasks:
             raise CLIError(f"items needs an IRT fit (--model irt-2pl) or a fit with broken "
-                           f"tasks (rate-grid, task-effects), this is {posterior.model.name}")
+                           f"tasks (task-effects; rate-grid with broken = true in a --spec), "
+                           f"this is {posterior.label}")
         if args.select is not None:
             raise CLIError(f"--select needs an IRT fit (--model irt-2pl), this is "
                            f"{posterior.model.name}")

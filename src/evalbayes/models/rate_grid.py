@@ -7,7 +7,7 @@ system never solves) and ``p = 1`` (tasks it always solves)::
     p[s, t] ~ g_s,   g_s(p_j) = softmax_j( sum_d coef[s, d] Q[j, d] )
     c[s, t] ~ Binomial(n[s, t], p[s, t])
     coef[s, d] ~ N(0, coef_prior)
-    task t broken (p[s, t] = 0 for every s) with probability pi0 ~ Beta(*broken_prior)
+    broken=True: task t broken (p[s, t] = 0 for every s), probability pi0 ~ Beta(*broken_prior)
 
 Nodes: ``p_j = sigmoid(x_j)``, ``x_j`` evenly spaced on ``[-grid_limit, grid_limit]``
 (default 57 nodes on [-14, 14], steps of 0.5 on the logit scale: rates from 8e-7 to
@@ -34,8 +34,8 @@ Cells of one system with the same ``(n, c)`` have the same likelihood, so the mo
 over distinct ``(s, n, c)`` rows with their counts as weights: the graph's size is the number
 of distinct counts, not of cells.
 
-Broken tasks (``broken="auto"``: with two or more systems) are shared by the systems and
-marginalised per task (BDA3 sec. 5; :mod:`~evalbayes.models.broken_tasks`)::
+Broken tasks (``broken=True``, off by default; two or more systems) are shared by the systems
+and marginalised per task (BDA3 sec. 5; :mod:`~evalbayes.models.broken_tasks`)::
 
     L[t] = pi0 1[c[s, t] = 0 for every observed s] + (1 - pi0) prod_s L[s, t]
 
@@ -45,17 +45,17 @@ evidence that it is broken, which a system's own atom at ``p = 0`` cannot use.
 
 Derived quantities
 ------------------
-``"tasks"``: each task is broken with its conditional probability given the draw
-(:meth:`RateGridModel.broken_probability`); otherwise each cell's rate is drawn from its exact
+``"tasks"``: with broken tasks, each task is broken with its conditional probability given the
+draw (:meth:`RateGridModel.broken_probability`); otherwise each cell's rate is drawn from its exact
 conditional posterior given a draw of ``g_s``: ``P(p = p_j | c, n) proportional to
 g_s(p_j) Binomial(c | n, p_j)``; ``f(p)`` is averaged over the system's tasks.
 
 ``"population"`` (tasks like these), three choices:
 
-* ``population="independent"``: a new task, broken with probability ``pi0``, else drawn from
-  ``g_s``: ``pi0 f(0) + (1 - pi0) sum_j g_s(p_j) f(p_j)``, exact per draw. Each system's
-  ``g_s`` is estimated alone, so a difference of two systems ignores that they ran the same
-  tasks (unpaired: 1.58x the paired bootstrap's width on Terminal-Bench).
+* ``population="independent"``: a new task, broken with probability ``pi0`` (0 without broken
+  tasks), else drawn from ``g_s``: ``pi0 f(0) + (1 - pi0) sum_j g_s(p_j) f(p_j)``, exact per
+  draw. Each system's ``g_s`` is estimated alone, so a difference of two systems ignores that
+  they ran the same tasks (unpaired: 1.58x the paired bootstrap's width on Terminal-Bench).
 * ``population="bayesian-bootstrap"``: the task population is the Bayesian bootstrap of the
   observed tasks (Rubin 1981): per draw, weights ``w ~ Dirichlet(1, ..., 1)`` over the tasks,
   the same for every system, and pass@k is ``sum_t w_t f(p[s, t])`` over the system's
@@ -65,7 +65,7 @@ g_s(p_j) Binomial(c | n, p_j)``; ``f(p)`` is averaged over the system's tasks.
   10-30 tasks on real data, ``benchmarks/validity.md``).
 * ``population="paired"`` (default): each system's draws are the ``"independent"`` draws,
   reordered per ``(system, k)`` to the ranks of a Bayesian bootstrap of the tasks' exact
-  conditional means ``(1 - P(t broken)) E[f(p[s, t]) | g_s, n, c]``
+  conditional means ``(1 - P(t broken)) E[f(p[s, t]) | g_s, n, c]`` (``P = 0`` without)
   (:meth:`RateGridModel.row_expectations`;
   the Schaake shuffle, :func:`~evalbayes.models.base.couple_to_reference`): each system's
   interval is the grid's, and the systems move together as their results on the shared tasks
@@ -237,8 +237,8 @@ class RateGridBase(Model):
 
 @dataclass(frozen=True)
 class RateGridModel(RateGridBase):
-    """Per-system smooth rate distribution on a logit grid, with broken tasks shared by the
-    systems (module docstring; maths in models/README.md).
+    """Per-system smooth rate distribution on a logit grid, optionally with tasks broken for
+    every system (module docstring; maths in models/README.md).
 
     Parameters
     ----------
@@ -249,11 +249,15 @@ class RateGridModel(RateGridBase):
         What "tasks like these" means (module docstring): each system's ``g_s`` with the
         systems paired through the shared tasks (default), ``g_s`` alone (unpaired), or the
         Bayesian bootstrap of the observed tasks (paired).
-    broken : {"auto", True, False}
+    broken : bool
         A task is broken (``p = 0`` for every system) with probability ``pi0``, marginalised
-        per task, so that every system's failures on it count. ``"auto"`` (default): with two
-        or more systems (with one, a broken task and the system's own atom at 0 are the same
-        thing).
+        per task, so that every system's failures on it count (default False; with one system
+        it is left out: a broken task and the system's own atom at 0 are then the same thing).
+        Off by default because the systems' rate distributions are independent: a task hard
+        for every system, which real benchmarks have, looks to this model like a broken one,
+        and with few trials or systems the mixture declares such tasks broken and pass@k far
+        beyond ``n`` too low (benchmarks/validity.md, round 9). With many systems and trials
+        (HumanEval+: 49 x ~1100) it finds the broken tasks exactly.
     broken_prior : (float, float)
         Beta prior of ``pi0``. Default Beta(1, 9) (mean 0.1).
     """
@@ -261,14 +265,14 @@ class RateGridModel(RateGridBase):
     name: ClassVar[str] = "rate-grid"
 
     population: str = "paired"
-    broken: bool | str = "auto"
+    broken: bool = False
     broken_prior: tuple[float, float] = (1.0, 9.0)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_population(self.population)
-        if not (self.broken == "auto" or isinstance(self.broken, bool)):
-            raise ValueError(f"broken must be 'auto', true or false, got {self.broken!r}")
+        if not isinstance(self.broken, bool):
+            raise ValueError(f"broken must be true or false, got {self.broken!r}")
         if len(self.broken_prior) != 2 or not all(
             np.isfinite(v) and v > 0 for v in self.broken_prior
         ):
@@ -277,9 +281,9 @@ class RateGridModel(RateGridBase):
             )
 
     def has_broken(self, n_system: int) -> bool:
-        """Whether the fit has the broken-task mixture (``broken="auto"``: two or more
+        """Whether the fit has the broken-task mixture (``broken=True`` and two or more
         systems)."""
-        return n_system >= 2 if self.broken == "auto" else bool(self.broken)
+        return self.broken and n_system >= 2
 
     @property
     def population_pairing(self) -> str:
