@@ -161,3 +161,14 @@ def test_fit_without_model_uses_the_default_for_the_data(capsys, tmp_path):
     assert code == 0, err
     assert "fitting beta-binomial" in err
     assert eb.load(tmp_path / "tau.nc").model.name == "beta-binomial"
+
+
+def test_plot_rates_of_the_default_fit(fit_file, capsys, tmp_path):
+    png = tmp_path / "rates.png"
+    code, _, err = run(["plot", str(fit_file), "--kind", "rates", "-o", str(png)], capsys)
+    assert code in (0, 1) and png.stat().st_size > 10_000, err
+    code, _, err = run(["plot", str(fit_file), "--kind", "rates", "--system", "GRPO 80", "-o",
+                        str(png)], capsys)
+    assert code in (0, 1), err
+    code, _, err = run(["plot", str(fit_file), "--kind", "rates", "--system", "nope"], capsys)
+    assert code == 2 and "nope" in err

@@ -230,3 +230,5 @@ def test_ppc_plot_of_a_multi_system_fit(exact_fits, capsys, tmp_path):
     assert code == 0, err
     code, _, err = run(["plot", exact_fits[0], "--kind", "ppc", "--system", "nope"], capsys)
     assert code == 2 and "nope" in err
+    code, _, err = run(["plot", exact_fits[0], "--kind", "rates"], capsys)
+    assert code == 2 and "needs a rate-grid fit" in err

@@ -17,6 +17,7 @@ from evalbayes.plots import (
     plot_pass_at_k,
     plot_pass_hat_k,
     plot_ppc,
+    plot_rate_distribution,
     plot_superiority_matrix,
 )
 
@@ -233,3 +234,38 @@ def test_ppc_rate_bins_and_outside_marks():
     outside = [line for line in ax.lines if line.get_marker() == "v"]
     assert len(outside) == 1
     assert len(outside[0].get_xdata()) == int(check.table["outside"].sum()) > 0
+
+
+def test_plot_rate_distribution_draws_mean_density_atoms_and_the_trials_mark():
+    """Lines are the posterior mean mass per node divided by the node spacing (0.5 logits
+    here); each atom is a point at its mean mass; 1/n is marked; bad input is refused."""
+    from evalbayes.models import RateGridModel
+
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=7.0)
+    coef = np.random.default_rng(0).normal(0, 1.5, (2, 50, 2, model.basis.shape[1]))
+    posterior = xr.Dataset(
+        {"coef": (("chain", "draw", "system", "term"), coef)},
+        coords={"chain": [0, 1], "draw": np.arange(50), "system": ["A", "B"],
+                "term": np.arange(model.basis.shape[1])},
+    )
+    g = model.rate_distribution(posterior)
+    ax = plot_rate_distribution(g, trials=16)
+    mean = g.mean(("chain", "draw")).values  # (system, rate)
+    lines = [line for line in ax.get_lines() if len(line.get_xdata()) == 15]
+    assert len(lines) == 2
+    for s, line in enumerate(lines):
+        assert np.allclose(line.get_ydata(), mean[s, 1:-1] / 1.0)  # spacing 14 / 14 = 1 logit
+    points = [c for c in ax.containers if hasattr(c, "lines")]
+    assert len(points) == 4  # two atoms per system
+    assert np.isclose(points[0].lines[0].get_ydata()[0], mean[0, 0])
+    assert np.isclose(points[1].lines[0].get_ydata()[0], mean[0, -1])
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels[0] == "p = 0" and labels[-1] == "p = 1"
+    assert any(np.isclose(line.get_xdata()[0], np.log(1 / 15)) for line in ax.get_lines()
+               if len(line.get_xdata()) == 2)  # the 1/n mark: logit(1/16) = log(1/15)
+    with pytest.raises(ValueError, match="dims"):
+        plot_rate_distribution(g.isel(chain=0))
+    with pytest.raises(ValueError, match="evenly spaced"):
+        plot_rate_distribution(g.isel(rate=[0, 1, 2, 4, 16]))
+    with pytest.raises(ValueError, match="ci_prob"):
+        plot_rate_distribution(g, ci_prob=1.0)

@@ -1,4 +1,5 @@
-"""``evalbayes plot FIT``: pass@k bands, comparisons, posterior predictive checks, items."""
+"""``evalbayes plot FIT``: pass@k bands, comparisons, posterior predictive checks, items, the
+fitted rate distributions."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.data import EvalData
     from evalbayes.results import Posterior
 
-KINDS = ("pass-at-k", "pass-hat-k", "comparison", "matrix", "ppc", "items", "wright")
+KINDS = ("pass-at-k", "pass-hat-k", "comparison", "matrix", "ppc", "items", "wright", "rates")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", choices=METRICS, default=METRICS[0])
     parser.add_argument("--estimand", choices=ESTIMANDS, default=ESTIMANDS[0])
     parser.add_argument("--system", default=None,
-                        help="--kind ppc: only this system (default: one panel per system)")
+                        help="--kind ppc: only this system (default: one panel per system); "
+                        "--kind rates: only this system (default: all)")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when the fit failed its convergence diagnostics")
     parser.add_argument("-o", "--output", default=None, help="PNG/SVG/PDF file")
@@ -63,6 +65,8 @@ def _draw(posterior: Posterior, args: argparse.Namespace, k: list[float]) -> Any
         return draw(comparison).figure
     if kind == "ppc":
         return _ppc(posterior, args.system)
+    if kind == "rates":
+        return _rates(posterior, args.system)
     from evalbayes.items import IRTPosterior
 
     if not isinstance(posterior, IRTPosterior):
@@ -70,6 +74,24 @@ def _draw(posterior: Posterior, args: argparse.Namespace, k: list[float]) -> Any
     if kind == "items":
         return plots.plot_item_difficulty(posterior.items()).figure
     return plots.plot_wright_map(posterior.abilities(), posterior.items()).figure
+
+
+def _rates(posterior: Posterior, system: str | None) -> Any:
+    """Each system's fitted rate distribution (models with ``rate_distribution``: rate-grid,
+    task-grid), or only ``system``'s."""
+    from evalbayes import plots
+
+    if not hasattr(posterior.model, "rate_distribution"):
+        raise CLIError(f"--kind rates needs a rate-grid fit (--model rate-grid), this is "
+                       f"{posterior.model.name}")
+    g = posterior.model.rate_distribution(posterior.posterior)
+    if system is not None:
+        if system not in posterior.data.systems:
+            raise CLIError(f"--system {system!r} is not in the fit; systems: "
+                           f"{', '.join(posterior.data.systems)}")
+        g = g.sel(system=[system])
+    trials = int(posterior.data.n.values.max())
+    return plots.plot_rate_distribution(g, trials=trials).figure
 
 
 def _ppc(posterior: Posterior, system: str | None) -> Any:

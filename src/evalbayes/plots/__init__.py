@@ -12,6 +12,7 @@ from evalbayes.plots.curves import plot_pass_at_k, plot_pass_hat_k
 from evalbayes.plots.forest import plot_system_forest
 from evalbayes.plots.items import plot_item_curves, plot_item_difficulty, plot_wright_map
 from evalbayes.plots.ppc import plot_ppc
+from evalbayes.plots.rates import plot_rate_distribution
 
 __all__ = [
     "plot_assurance",
@@ -21,6 +22,7 @@ __all__ = [
     "plot_pass_at_k",
     "plot_pass_hat_k",
     "plot_ppc",
+    "plot_rate_distribution",
     "plot_superiority_matrix",
     "plot_system_forest",
     "plot_wright_map",
