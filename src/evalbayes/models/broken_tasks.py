@@ -27,6 +27,7 @@ __all__ = [
     "broken_log_odds",
     "broken_probability_draws",
     "cell_pieces",
+    "check_broken_prior",
     "task_log_likelihood",
 ]
 
@@ -37,6 +38,12 @@ def all_zero_tasks(n: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Tasks observed at least once with no success in any observed cell, shape (task,)."""
     observed = n > 0
     return ((c * observed).sum(axis=0) == 0) & observed.any(axis=0)
+
+
+def check_broken_prior(prior: tuple[float, float]) -> None:
+    """``broken_prior`` must be the two positive, finite parameters of a Beta."""
+    if len(prior) != 2 or not all(np.isfinite(v) and v > 0 for v in prior):
+        raise ValueError(f"broken_prior must be two positive numbers, got {prior!r}")
 
 
 def add_broken_task_mixture(

@@ -100,6 +100,7 @@ from evalbayes.models.broken_tasks import (
     all_zero_tasks,
     broken_log_odds,
     cell_pieces,
+    check_broken_prior,
     task_log_likelihood,
 )
 from evalbayes.names import check_metric, check_population
@@ -273,12 +274,7 @@ class RateGridModel(RateGridBase):
         check_population(self.population)
         if not isinstance(self.broken, bool):
             raise ValueError(f"broken must be true or false, got {self.broken!r}")
-        if len(self.broken_prior) != 2 or not all(
-            np.isfinite(v) and v > 0 for v in self.broken_prior
-        ):
-            raise ValueError(
-                f"broken_prior must be two positive numbers, got {self.broken_prior!r}"
-            )
+        check_broken_prior(self.broken_prior)
 
     def has_broken(self, n_system: int) -> bool:
         """Whether the fit has the broken-task mixture (``broken=True`` and two or more
@@ -541,11 +537,9 @@ class RateGridModel(RateGridBase):
         pi0 = self._pi0(posterior)
         if pi0 is None:
             return RowExpectations(values, row_of_cell)
-        if np.any(prob_curve(np.zeros(1), np.asarray(k, dtype=float), metric) != 0):
-            raise ValueError("a broken task's value must be f(0) = 0")  # pass@k, pass^k: k >= 1
-        scale = -np.expm1(-np.logaddexp(0.0, -self._broken_log_odds(log_g, pi0, data,
-                                                                        slice(None))))
-        return RowExpectations(values, row_of_cell, scale)
+        # P(solvable | draw, data) per task; a broken task's f(0) is 0 (pass@k, pass^k, k >= 1)
+        solvable = expit(-self._broken_log_odds(log_g, pi0, data, slice(None)))
+        return RowExpectations(values, row_of_cell, solvable)
 
     def cell_log_likelihood(
         self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray

@@ -71,6 +71,7 @@ from evalbayes.models.broken_tasks import (
     broken_log_odds,
     broken_probability_draws,
     cell_pieces,
+    check_broken_prior,
     task_log_likelihood,
 )
 from evalbayes.models.logit_normal import (
@@ -207,10 +208,7 @@ class TaskEffectsModel(Model):
             np.isfinite(self.sigma_e) and self.sigma_e >= 0
         ):
             raise ValueError(f"sigma_e must be 'estimate' or a number >= 0, got {self.sigma_e!r}")
-        if len(self.broken_prior) != 2 or min(self.broken_prior) <= 0:
-            raise ValueError(
-                f"broken_prior must be two positive numbers, got {self.broken_prior!r}"
-            )
+        check_broken_prior(self.broken_prior)
         if self.parameterization not in PARAMETERIZATIONS:
             raise ValueError(
                 f"parameterization must be one of {PARAMETERIZATIONS}, "

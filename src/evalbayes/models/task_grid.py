@@ -62,6 +62,7 @@ from evalbayes.models.broken_tasks import (
     broken_log_odds,
     broken_probability_draws,
     cell_pieces,
+    check_broken_prior,
     task_log_likelihood,
 )
 from evalbayes.models.logit_normal import normal_rate_curve
@@ -120,10 +121,7 @@ class TaskGridModel(RateGridBase):
         df = self.difficulty_df
         if isinstance(df, bool) or not (np.isfinite(df) and df > 0):
             raise ValueError(f"difficulty_df must be a positive number, got {df!r}")
-        if len(self.broken_prior) != 2 or min(self.broken_prior) <= 0:
-            raise ValueError(
-                f"broken_prior must be two positive numbers, got {self.broken_prior!r}"
-            )
+        check_broken_prior(self.broken_prior)
 
     # ------------------------------------------------------------------ data
     def inputs(self, data: EvalData) -> ModelInputs:
