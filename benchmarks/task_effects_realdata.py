@@ -19,7 +19,9 @@ Usage: ``python benchmarks/task_effects_realdata.py [--only NAME ...] [--swe] [-
 x ``--draws`` on the large data sets too; ``--method numpyro`` needs the ``jax`` extra;
 ``--sigma-e 0`` fits the 1PL + broken-tasks variant; ``--residual-scale system`` one residual
 spread per system; ``--model task-grid`` / ``rate-grid`` / ``beta-binomial`` fits that model
-instead, the last two with their default ``population="paired"``).
+instead, the last two with their default ``population="paired"``; ``rate-grid-broken`` is
+``RateGridModel(broken=True)``). The broken-task line is printed for fits with a broken-task
+mixture.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ def make_model(name="task-effects", sigma_e="estimate", residual_scale="shared")
         return TaskGridModel()
     if name == "rate-grid":
         return RateGridModel()
+    if name == "rate-grid-broken":
+        return RateGridModel(broken=True)
     if name == "beta-binomial":
         return BetaBinomialModel()
     return TaskEffectsModel(sigma_e=sigma_e, residual_scale=residual_scale)
@@ -180,7 +184,8 @@ def main(argv=None) -> int:
                         help="'estimate' (default) or a fixed residual scale, e.g. 0")
     parser.add_argument("--residual-scale", default="shared", choices=("shared", "system"))
     parser.add_argument("--model", default="task-effects",
-                        choices=("task-effects", "task-grid", "rate-grid", "beta-binomial"))
+                        choices=("task-effects", "task-grid", "rate-grid", "rate-grid-broken",
+                                 "beta-binomial"))
     parser.add_argument("--full", action="store_true",
                         help="4 chains x --draws also above 5000 cells (else 2 x (300 + 300))")
     args = parser.parse_args(argv)
@@ -207,7 +212,7 @@ def main(argv=None) -> int:
               f"{diag.ess_bulk_min:.0f} | {diag.divergences} |", flush=True)
         if name == "terminal-bench":
             terminal_bench_pairs(post, data)
-        if name == "humaneval+" and hasattr(post.model, "broken_probability"):
+        if name == "humaneval+" and post.has_broken_tasks:
             broken_tasks(post, data)
         if name == "swe-bench":
             swe_bench_pairs(post, data)

@@ -288,6 +288,35 @@ def test_graph_log_density_matches_numpy():
     assert math.isclose(g1 - g0, n1 - n0, rel_tol=1e-9, abs_tol=1e-8)
 
 
+def test_pruned_graph_matches_the_full_sum_with_many_trials():
+    """With ~1000 trials per cell the graph leaves most (row, node) pairs out of its sums; its
+    log density still equals the full NumPy sum over all 59 nodes plus the prior, up to a
+    constant, at coefficients as far out as the prior reaches (sd 3)."""
+    pytest.importorskip("pymc")
+    model = RateGridModel()
+    rng = np.random.default_rng(5)
+    n = rng.integers(900, 1200, (3, 40))
+    n[0, :3] = 0  # missing cells
+    n[1, :5] = 3  # few trials: nothing pruned on these rows
+    p = np.clip(expit(rng.normal(0, 3, (3, 40))), 0, 1)
+    p[:, :4] = 0.0
+    c = rng.binomial(n, p)
+    data = EvalData.from_arrays(n, c)
+    inputs = model.inputs(data)
+    real = inputs.values["row_real"] > 0
+    assert np.count_nonzero(inputs.values["pair_ll"]) < 0.4 * real.sum() * len(model.rates_grid)
+    logp = model.build(inputs).compile_logp()
+    s_idx, t_idx = np.nonzero(n > 0)
+    values = []
+    for scale in (0.5, 1.5, 3.0, 3.0):
+        coef = rng.normal(0, scale, (3, model.basis.shape[1]))
+        post = _posterior(coef[None, None], list(data.dataset["system"].values))
+        ll = model.cell_log_likelihood(post, data, s_idx, t_idx).sum()
+        prior = stats.norm(0, model.coef_prior).logpdf(coef).sum()
+        values.append(logp({"coef": coef}) - (ll + prior))
+    assert np.ptp(values) < 1e-8
+
+
 def test_conditional_rate_draws_match_the_exact_posterior():
     model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
     data = _data()

@@ -32,7 +32,13 @@ Likelihood (collapsed: the per-task rate is summed out exactly)::
 
 Cells of one system with the same ``(n, c)`` have the same likelihood, so the model sums
 over distinct ``(s, n, c)`` rows with their counts as weights: the graph's size is the number
-of distinct counts, not of cells.
+of distinct counts, not of cells. Inside the graph each row sums only over the nodes whose
+binomial likelihood is within ``e^-200`` of the row's best node (with ~1100 trials a row
+sees 5-10 of the 59 nodes; 13x fewer terms, 13x faster gradients on HumanEval+). The nodes
+left out carry at most ``e^-200`` of the likelihood in total, so the relative error of a row's
+likelihood is at most ``e^-200 / g_s(p*)`` (``p*`` its best node): below double precision
+unless ``log g_s`` at the row's best node falls below about -160 nats, where that row's own
+likelihood keeps the posterior away from.
 
 Broken tasks (``broken=True``, off by default; two or more systems) are shared by the systems
 and marginalised per task (BDA3 sec. 5; :mod:`~evalbayes.models.broken_tasks`)::
@@ -108,7 +114,9 @@ from evalbayes.names import check_metric, check_population
 __all__ = ["RateGridBase", "RateGridModel", "grid_log_likelihood"]
 
 _WORK = 8_000_000  # numbers per temporary (draws x cells x nodes) array
-_FLOOR = -1e10  # log-likelihood of an impossible (cell, node) pair inside the graph
+#: Nodes whose binomial likelihood is below ``e^-_PRUNE`` of the row's best are left out of the
+#: graph's sums (module docstring: relative error at most ``e^-_PRUNE / g_s(p*)``).
+_PRUNE = 200.0
 
 
 def grid_log_likelihood(n: np.ndarray, c: np.ndarray, rates: np.ndarray) -> np.ndarray:
@@ -293,8 +301,11 @@ class RateGridModel(RateGridBase):
         return f"{self.name} (population={self.population}, broken={self.broken})"
 
     def inputs(self, data: EvalData) -> ModelInputs:
-        """Distinct ``(system, n, c)`` rows with their cell counts as weights, padded to
-        :func:`padded_size` (weight 0 on pads), and each row's log-likelihood on the grid.
+        """Distinct ``(system, n, c)`` rows with their cell counts as weights, and the
+        ``(row, node)`` pairs of each row's sum with their log-likelihoods (relative to the
+        row's best node; pairs below ``-200`` left out, module docstring). Rows are padded to
+        :func:`padded_size` (``row_real`` 0, weight 0), pairs too (on the last pad row, of
+        which there is always one).
 
         With broken tasks the weights count only the cells of tasks with a success; the cells
         of tasks without any (``zero_*``: the row of each, its task among those, padded) enter
@@ -307,18 +318,24 @@ class RateGridModel(RateGridBase):
         zero_tasks = np.flatnonzero(all_zero_tasks(n, c)) if broken else np.zeros(0, int)
         counted[:, zero_tasks] = False
         weight = np.bincount(row_of_cell[counted], minlength=len(rows)).astype(float)
-        size = padded_size(len(rows))
+        size = padded_size(len(rows) + 1)
         pad = size - len(rows)
         loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
-        loglik = np.maximum(loglik - loglik.max(axis=1, keepdims=True), _FLOOR)
-        support = len(self.rates_grid)
+        loglik -= loglik.max(axis=1, keepdims=True)
+        pair_row, pair_node = np.nonzero(loglik > -_PRUNE)
+        pairs = padded_size(len(pair_row))
         values: dict[str, Any] = {
             "row_s": np.concatenate([rows[:, 0], np.zeros(pad)]).astype(np.int64),
             "row_w": np.concatenate([weight, np.zeros(pad)]),
-            "row_ll": np.concatenate([loglik, np.zeros((pad, support))]),
+            "row_real": np.concatenate([np.ones(len(rows)), np.zeros(pad)]),
+            "pair_row": np.pad(pair_row, (0, pairs - len(pair_row)),
+                               constant_values=size - 1).astype(np.int64),
+            "pair_node": np.pad(pair_node, (0, pairs - len(pair_row))).astype(np.int64),
+            "pair_ll": np.pad(loglik[pair_row, pair_node], (0, pairs - len(pair_row))),
         }
+        key = (n.shape[0], size, pairs)
         if not broken:
-            return ModelInputs(values=values, shape_key=(n.shape[0], size, support))
+            return ModelInputs(values=values, shape_key=key)
         zero_s, zero_j = np.nonzero(row_of_cell[:, zero_tasks] >= 0)
         n_cells, n_zero = padded_size(max(1, len(zero_s))), padded_size(max(1, len(zero_tasks)))
         # Pads: weight 0 in tasks flagged all-zero with no cells, whose mixture term is
@@ -329,32 +346,38 @@ class RateGridModel(RateGridBase):
             zero_w=np.pad(np.ones(len(zero_s)), (0, n_cells - len(zero_s))),
             solved_tasks=np.asarray(float(((n > 0).any(axis=0)).sum() - len(zero_tasks))),
         )
-        return ModelInputs(values=values,
-                           shape_key=(n.shape[0], size, support, n_cells, n_zero))
+        return ModelInputs(values=values, shape_key=(*key, n_cells, n_zero))
 
     # ------------------------------------------------------------------ the PyMC model
     def build(self, inputs: ModelInputs) -> Any:
-        """Coefficients per system, the collapsed grid likelihood and, with broken tasks, the
-        per-task mixture of the tasks without a success."""
+        """Coefficients per system, the collapsed grid likelihood (each row's sum over its
+        ``(row, node)`` pairs) and, with broken tasks, the per-task mixture of the tasks
+        without a success."""
         import pymc as pm
         import pytensor.tensor as pt
 
-        n_sys, size, support = inputs.shape_key[:3]
+        n_sys, size, pairs = inputs.shape_key[:3]
         basis = self.basis
+        v = inputs.values
         coords = {"system": np.arange(n_sys), "term": np.arange(basis.shape[1]),
-                  "row": np.arange(size), "node": np.arange(support)}
+                  "row": np.arange(size), "pair": np.arange(pairs)}
         with pm.Model(coords=coords) as model:
-            row_s = pm.Data("row_s", inputs.values["row_s"], dims="row")
-            row_w = pm.Data("row_w", inputs.values["row_w"], dims="row")
-            row_ll = pm.Data("row_ll", inputs.values["row_ll"], dims=("row", "node"))
+            row_s = pm.Data("row_s", v["row_s"], dims="row")
+            row_w = pm.Data("row_w", v["row_w"], dims="row")
+            row_real = pm.Data("row_real", v["row_real"], dims="row")
+            pair_row = pm.Data("pair_row", v["pair_row"], dims="pair")
+            pair_node = pm.Data("pair_node", v["pair_node"], dims="pair")
+            pair_ll = pm.Data("pair_ll", v["pair_ll"], dims="pair")
             coef = pm.Normal("coef", 0.0, self.coef_prior, dims=("system", "term"))
             logits = pt.dot(coef, basis.T)
             log_g = logits - pt.logsumexp(logits, axis=1, keepdims=True)
-            ll = pt.logsumexp(row_ll + log_g[row_s], axis=1)
+            # No max-shift is needed: log g <= 0 and each row's best node has pair_ll = 0.
+            terms = pt.exp(pair_ll + log_g[row_s[pair_row], pair_node])
+            row_sum = pt.inc_subtensor(pt.zeros(size)[pair_row], terms)
+            ll = pt.log(pt.switch(row_real > 0, row_sum, 1.0))
             if len(inputs.shape_key) == 3:
                 pm.Potential("loglik", (row_w * ll).sum())
             else:
-                v = inputs.values
                 zero_row = pm.Data("zero_row", v["zero_row"])
                 zero_w = pm.Data("zero_w", v["zero_w"])
                 zero_task = pm.Data("zero_task", v["zero_task"])
