@@ -23,7 +23,9 @@ subsample, and we record whether the 95 % equal-tailed interval covers the truth
   a subset of ``--systems`` of them, evenly spaced in full-data pass@1 rank (documented in the
   output), because one joint fit of all 46 x 164 cells takes ~30 min on this loaded machine.
 
-Usage: ``python benchmarks/validity_realdata.py [--quick] [--out results.json]``.
+Usage: ``python benchmarks/validity_realdata.py [--quick] [--out results.json]``;
+``--pool a.json b.json ...`` prints the table of the rows of earlier runs together (e.g. the
+same model over several runs' subsampling seeds; ``--models`` selects) without fitting.
 """
 
 from __future__ import annotations
@@ -253,7 +255,15 @@ def main(argv=None) -> int:
                         help="only these of task-effects, beta-binomial, bb-none, rate-grid, "
                         "rate-grid-grid (population=\"independent\"), rate-grid-bootstrap "
                         "(population=\"bayesian-bootstrap\"), task-grid")
+    parser.add_argument("--pool", type=Path, nargs="+", default=None,
+                        help="print the table of these result files' rows together; no fits")
     args = parser.parse_args(argv)
+    if args.pool:
+        rows = [row for path in args.pool for row in json.loads(path.read_text())["rows"]
+                if not args.models or row["model"] in args.models]
+        print(f"# pooled: {', '.join(path.name for path in args.pool)}")
+        print(table(rows))
+        return 0
     if args.quick:
         args.systems, args.seeds, args.m = 6, 1, [16]
     global OUT

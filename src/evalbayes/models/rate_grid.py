@@ -324,13 +324,15 @@ class RateGridModel(RateGridBase):
         loglik -= loglik.max(axis=1, keepdims=True)
         pair_row, pair_node = np.nonzero(loglik > -_PRUNE)
         pairs = padded_size(len(pair_row))
+        support = len(self.rates_grid)
         values: dict[str, Any] = {
-            "row_s": np.concatenate([rows[:, 0], np.zeros(pad)]).astype(np.int64),
             "row_w": np.concatenate([weight, np.zeros(pad)]),
             "row_real": np.concatenate([np.ones(len(rows)), np.zeros(pad)]),
             "pair_row": np.pad(pair_row, (0, pairs - len(pair_row)),
                                constant_values=size - 1).astype(np.int64),
-            "pair_node": np.pad(pair_node, (0, pairs - len(pair_row))).astype(np.int64),
+            # (system, node) of each pair, flat: one 1-d gather of log g and its scatter-add
+            "pair_g": np.pad(rows[pair_row, 0] * support + pair_node,
+                             (0, pairs - len(pair_row))).astype(np.int64),
             "pair_ll": np.pad(loglik[pair_row, pair_node], (0, pairs - len(pair_row))),
         }
         key = (n.shape[0], size, pairs)
@@ -362,17 +364,16 @@ class RateGridModel(RateGridBase):
         coords = {"system": np.arange(n_sys), "term": np.arange(basis.shape[1]),
                   "row": np.arange(size), "pair": np.arange(pairs)}
         with pm.Model(coords=coords) as model:
-            row_s = pm.Data("row_s", v["row_s"], dims="row")
             row_w = pm.Data("row_w", v["row_w"], dims="row")
             row_real = pm.Data("row_real", v["row_real"], dims="row")
             pair_row = pm.Data("pair_row", v["pair_row"], dims="pair")
-            pair_node = pm.Data("pair_node", v["pair_node"], dims="pair")
+            pair_g = pm.Data("pair_g", v["pair_g"], dims="pair")
             pair_ll = pm.Data("pair_ll", v["pair_ll"], dims="pair")
             coef = pm.Normal("coef", 0.0, self.coef_prior, dims=("system", "term"))
             logits = pt.dot(coef, basis.T)
             log_g = logits - pt.logsumexp(logits, axis=1, keepdims=True)
             # No max-shift is needed: log g <= 0 and each row's best node has pair_ll = 0.
-            terms = pt.exp(pair_ll + log_g[row_s[pair_row], pair_node])
+            terms = pt.exp(pair_ll + log_g.reshape((-1,))[pair_g])
             row_sum = pt.inc_subtensor(pt.zeros(size)[pair_row], terms)
             ll = pt.log(pt.switch(row_real > 0, row_sum, 1.0))
             if len(inputs.shape_key) == 3:
