@@ -47,7 +47,7 @@ def test_grid_log_likelihood_matches_scipy_and_atoms():
 
 
 def test_support_and_basis():
-    model = RateGridModel(degree=3, grid_limit=10.0, grid_nodes=21)
+    model = RateGridModel(degree=3, grid_limit=10.0, grid_nodes=21, tail_terms=0)
     grid = model.rates_grid
     assert grid[0] == 0.0 and grid[-1] == 1.0 and len(grid) == 23
     assert np.allclose(grid[1:-1], expit(np.linspace(-10, 10, 21)))
@@ -58,13 +58,32 @@ def test_support_and_basis():
     assert np.allclose(basis[1:-1, 0], z)
     assert np.allclose(basis[1:-1, 1], (3 * z**2 - 1) / 2)
     assert basis[0].tolist() == [0, 0, 0, 1, 0] and basis[-1].tolist() == [0, 0, 0, 0, 1]
-    no_atoms = RateGridModel(degree=3, grid_limit=10.0, grid_nodes=21, atoms=False)
+    no_atoms = RateGridModel(degree=3, grid_limit=10.0, grid_nodes=21, atoms=False,
+                             tail_terms=0)
     assert no_atoms.basis.shape == (21, 3) and len(no_atoms.rates_grid) == 21
+
+
+def test_tail_bumps_of_the_default_grid():
+    """Default: Legendre degree 5, then Gaussian bumps (sd 1.5) at logits -10, -7, -4, 4, 7,
+    10, then the two atom indicators; the bumps are 0 at the atoms."""
+    model = RateGridModel()
+    x = np.linspace(-14, 14, 57)
+    basis = model.basis
+    assert basis.shape == (59, 5 + 6 + 2)
+    assert np.allclose(basis[1:-1, 4], (63 * (x / 14) ** 5 - 70 * (x / 14) ** 3
+                                        + 15 * (x / 14)) / 8)  # P_5
+    for column, centre in enumerate([-10.0, -7.0, -4.0, 4.0, 7.0, 10.0], start=5):
+        assert np.allclose(basis[1:-1, column], np.exp(-((x - centre) ** 2) / (2 * 1.5**2)))
+        assert basis[0, column] == 0.0 and basis[-1, column] == 0.0
+    assert basis[0].tolist() == [0.0] * 11 + [1.0, 0.0]
+    assert basis[-1].tolist() == [0.0] * 12 + [1.0]
+    assert np.allclose(RateGridModel(tail_terms=1).tail_centres, [-4.0, 4.0])
 
 
 @pytest.mark.parametrize("bad", [
     {"degree": 0}, {"degree": 2.5}, {"coef_prior": 0.0}, {"grid_limit": -1.0},
     {"grid_nodes": 3, "degree": 5}, {"coef_prior": True}, {"population": "bootstrap"},
+    {"tail_terms": -1}, {"tail_terms": 1.5}, {"tail_terms": True},
 ])
 def test_bad_settings_raise(bad):
     with pytest.raises(ValueError):
@@ -318,7 +337,7 @@ def test_pruned_graph_matches_the_full_sum_with_many_trials():
 
 
 def test_conditional_rate_draws_match_the_exact_posterior():
-    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, tail_terms=0)
     data = _data()
     coef = np.broadcast_to(np.array([1.0, -0.5, -1.0, -2.0]), (1, 20_000, 2, 4)).copy()
     post = _posterior(coef, ["A", "B"])

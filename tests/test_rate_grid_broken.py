@@ -36,7 +36,7 @@ def _data() -> EvalData:
 
 
 def _model() -> RateGridModel:
-    return RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, broken=True)
+    return RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, tail_terms=0, broken=True)
 
 
 def _marginal(model: RateGridModel, coef: np.ndarray, n: int, c: int) -> float:

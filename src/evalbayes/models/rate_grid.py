@@ -5,6 +5,7 @@ fixed grid of rates and smooth on the logit scale, with point masses at ``p = 0`
 system never solves) and ``p = 1`` (tasks it always solves)::
 
     p[s, t] ~ g_s,   g_s(p_j) = softmax_j( sum_d coef[s, d] Q[j, d] )
+    Q: Legendre polynomials in logit (the shape), local bumps in both tails, one column per atom
     c[s, t] ~ Binomial(n[s, t], p[s, t])
     coef[s, d] ~ N(0, coef_prior)
     broken=True: task t broken (p[s, t] = 0 for every s), probability pi0 ~ Beta(*broken_prior)
@@ -12,8 +13,17 @@ system never solves) and ``p = 1`` (tasks it always solves)::
 Nodes: ``p_j = sigmoid(x_j)``, ``x_j`` evenly spaced on ``[-grid_limit, grid_limit]``
 (default 57 nodes on [-14, 14], steps of 0.5 on the logit scale: rates from 8e-7 to
 1 - 8e-7), plus the two atoms. The log-weights of the interior nodes are a polynomial in
-``x`` (Legendre polynomials of degree 1..``degree`` in ``x / grid_limit``); each atom has its
-own coefficient. This is Efron's g-modeling (B. Efron, "Empirical Bayes deconvolution
+``x`` (Legendre polynomials of degree 1..``degree`` in ``x / grid_limit``) plus
+``tail_terms`` Gaussian bumps per tail (default 3, centred at ``x = +-4, +-7, +-10``, sd 1.5:
+rates near 2e-2, 1e-3, 5e-5 and their mirror images); each atom has its own coefficient.
+The polynomial is global, so without the bumps the mass a system puts between ``0`` and
+``1 / n`` (or between ``1 - 1 / n`` and 1) is an extrapolation of its bulk, and a system whose
+rates sit in a narrow bulk got none there: its own atom at ``p = 0`` absorbed every task it
+never solved, and pass@k beyond ``n`` read too low with confidence (benchmarks/validity.md,
+round 10: HumanEval+ m = 64, k = 256-1024 covered 0.85-0.86). The bumps give each decade of
+the tails its own weight, which the ``n`` trials constrain only through ``c = 0`` (or
+``c = n``), so the intervals beyond ``k = n`` stay as wide as the data leave them.
+This is Efron's g-modeling (B. Efron, "Empirical Bayes deconvolution
 estimates", *Biometrika* 103, 2016, 1-20: a discrete prior on a grid with an exponential
 family of log-weights spanned by a smooth basis, there fitted by penalised maximum
 likelihood) with the penalty read as a Normal prior and the coefficients sampled by NUTS.
@@ -155,6 +165,11 @@ class RateGridBase(Model):
         Interior nodes (default 57: steps of 0.5 logits).
     atoms : bool
         Point masses at ``p = 0`` and ``p = 1`` (default True).
+    tail_terms : int
+        Gaussian bumps in the log-weights per tail (default 3; 0: the polynomial alone), centred
+        at ``+-grid_limit * (2/7 ... 5/7)`` on the logit scale (``+-4, 7, 10`` for the default
+        grid) with sd ``grid_limit * 3 / 28`` (1.5): each decade of the tails gets its own
+        weight instead of the bulk's extrapolation (module docstring).
     """
 
     degree: int = 5
@@ -162,6 +177,7 @@ class RateGridBase(Model):
     grid_limit: float = 14.0
     grid_nodes: int = 57
     atoms: bool = True
+    tail_terms: int = 3
 
     def __post_init__(self) -> None:
         for label in ("coef_prior", "grid_limit"):
@@ -170,6 +186,9 @@ class RateGridBase(Model):
                 raise ValueError(f"{label} must be a positive number, got {value!r}")
         if isinstance(self.degree, bool) or int(self.degree) != self.degree or self.degree < 1:
             raise ValueError(f"degree must be an integer >= 1, got {self.degree!r}")
+        if (isinstance(self.tail_terms, bool) or int(self.tail_terms) != self.tail_terms
+                or self.tail_terms < 0):
+            raise ValueError(f"tail_terms must be an integer >= 0, got {self.tail_terms!r}")
         if (isinstance(self.grid_nodes, bool) or int(self.grid_nodes) != self.grid_nodes
                 or self.grid_nodes <= self.degree):
             raise ValueError(
@@ -189,20 +208,31 @@ class RateGridBase(Model):
         return np.concatenate([[0.0], inner, [1.0]]) if self.atoms else inner
 
     @property
+    def tail_centres(self) -> np.ndarray:
+        """Logit centres of the tail bumps, low tail then high tail (empty without)."""
+        if self.tail_terms == 0:
+            return np.zeros(0)
+        upper = self.grid_limit * np.linspace(2 / 7, 5 / 7, int(self.tail_terms))
+        return np.concatenate([-upper[::-1], upper])
+
+    @property
     def basis(self) -> np.ndarray:
         """``Q``, shape (support, coefficients): Legendre polynomials of degree 1..degree in
-        ``logit / grid_limit`` on the interior (0 at the atoms), then one indicator column per
-        atom. No constant column: the softmax absorbs it."""
-        z = self.logits / self.grid_limit
-        poly = np.stack([legendre.legval(z, np.eye(d + 1)[d]) for d in range(1, self.degree + 1)],
-                        axis=1)
+        ``logit / grid_limit`` on the interior, then the tail bumps
+        ``exp(-(logit - centre)^2 / (2 sd^2))`` (both 0 at the atoms), then one indicator
+        column per atom. No constant column: the softmax absorbs it."""
+        x = self.logits
+        z = x / self.grid_limit
+        poly = [legendre.legval(z, np.eye(d + 1)[d]) for d in range(1, self.degree + 1)]
+        sd = self.grid_limit * 3 / 28
+        bumps = [np.exp(-0.5 * ((x - centre) / sd) ** 2) for centre in self.tail_centres]
+        inner = np.stack(poly + bumps, axis=1)
         if not self.atoms:
-            return poly
-        size = len(z) + 2
-        basis = np.zeros((size, self.degree + 2))
-        basis[1:-1, : self.degree] = poly
-        basis[0, self.degree] = 1.0
-        basis[-1, self.degree + 1] = 1.0
+            return inner
+        basis = np.zeros((len(x) + 2, inner.shape[1] + 2))
+        basis[1:-1, : inner.shape[1]] = inner
+        basis[0, -2] = 1.0
+        basis[-1, -1] = 1.0
         return basis
 
     def log_weights(self, posterior: xr.Dataset) -> np.ndarray:
@@ -252,9 +282,10 @@ class RateGridModel(RateGridBase):
 
     Parameters
     ----------
-    degree, coef_prior, grid_limit, grid_nodes, atoms
+    degree, coef_prior, grid_limit, grid_nodes, atoms, tail_terms
         The grid (:class:`RateGridBase`): polynomial degree of ``log g_s`` (default 5), prior
-        sd of its coefficients (3), logit span (14), interior nodes (57), atoms at 0 and 1.
+        sd of its coefficients (3), logit span (14), interior nodes (57), atoms at 0 and 1,
+        bumps per tail (3).
     population : {"paired", "independent", "bayesian-bootstrap"}
         What "tasks like these" means (module docstring): each system's ``g_s`` with the
         systems paired through the shared tasks (default), ``g_s`` alone (unpaired), or the
