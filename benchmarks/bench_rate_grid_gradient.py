@@ -23,33 +23,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from task_effects_realdata import load
+from task_effects_realdata import load, nutpie_cost
 
 from evalbayes.models import RateGridModel
 from evalbayes.models.rate_grid import _row_table, grid_log_likelihood
-
-
-def nutpie_cost(pm_model, iterations: int) -> tuple[float, float, int]:
-    """nutpie (numba) compile seconds, seconds per gradient and gradients of one chain of
-    ``iterations`` warm-up + ``iterations`` draws, seed 0."""
-    import nutpie
-
-    t0 = time.perf_counter()
-    compiled = nutpie.compile_pymc_model(pm_model)
-    compile_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    trace = nutpie.sample(compiled, draws=iterations, tune=iterations, chains=1, seed=0,
-                          progress_bar=False)
-    seconds = time.perf_counter() - t0
-    steps = int(trace["sample_stats"]["n_steps"].sum())
-    return compile_s, seconds / steps, steps
 
 
 def main(argv=None) -> int:

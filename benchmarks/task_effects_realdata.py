@@ -91,20 +91,28 @@ def fit(data, draws, chains=4, method=None, sigma_e="estimate", residual_scale="
     return post, seconds, diag
 
 
-def gradient_cost(data, repeats=20, model_name="task-effects"):
-    """Seconds per log-density + gradient evaluation of the compiled model (nutpie)."""
+def nutpie_cost(pm_model, iterations: int) -> tuple[float, float, int]:
+    """nutpie (numba) compile seconds, seconds per gradient and gradients of one chain of
+    ``iterations`` warm-up + ``iterations`` draws, seed 0."""
     import nutpie
 
+    t0 = time.perf_counter()
+    compiled = nutpie.compile_pymc_model(pm_model)
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    trace = nutpie.sample(compiled, draws=iterations, tune=iterations, chains=1, seed=0,
+                          progress_bar=False)
+    seconds = time.perf_counter() - t0
+    steps = int(trace["sample_stats"]["n_steps"].sum())
+    return compile_s, seconds / max(steps, 1), steps
+
+
+def gradient_cost(data, repeats=20, model_name="task-effects"):
+    """Compile seconds, seconds per log-density + gradient evaluation and gradients per draw
+    of the compiled model (nutpie, a short warm-up)."""
     model = make_model(model_name)
-    t0 = time.time()
-    compiled = nutpie.compile_pymc_model(model.build(model.inputs(data)))
-    compile_s = time.time() - t0
-    t0 = time.time()
-    tr = nutpie.sample(compiled, draws=repeats, tune=repeats, chains=1, seed=0,
-                       progress_bar=False)
-    sample_s = time.time() - t0
-    steps = float(tr["sample_stats"]["n_steps"].sum())
-    return compile_s, sample_s / max(steps, 1.0), steps / (2 * repeats)
+    compile_s, per_grad, steps = nutpie_cost(model.build(model.inputs(data)), repeats)
+    return compile_s, per_grad, steps / (2 * repeats)
 
 
 def terminal_bench_pairs(post, data):
