@@ -48,8 +48,8 @@ sees ~11 of the 59 nodes on average: on HumanEval+ 56k of 290k pairs and 7x fast
 ``benchmarks/bench_rate_grid_gradient.py``). The nodes
 left out carry at most ``e^-200`` of the likelihood in total, so the relative error of a row's
 likelihood is at most ``e^-200 / g_s(p*)`` (``p*`` its best node): below double precision
-unless ``log g_s`` at the row's best node falls below about -160 nats, where that row's own
-likelihood keeps the posterior away from.
+unless ``log g_s`` at the row's best node falls below about -160 nats, a region the row's own
+likelihood keeps the posterior out of.
 
 Broken tasks (``broken=True``, off by default; two or more systems) are shared by the systems
 and marginalised per task (BDA3 sec. 5; :mod:`~evalbayes.models.broken_tasks`)::
