@@ -440,8 +440,14 @@ def test_cli_report_and_bad_meta(tmp_path, capsys):
     from evalbayes.cli import main
 
     out = tmp_path / "cli.html"
-    assert main(["report", "dataset:tinyagent", "-o", str(out), "--draws", str(DRAWS)]) == 0
-    assert '<section id="comparisons">' in out.read_text(encoding="utf-8")
+    assert main(["report", "dataset:tinyagent", "-o", str(out), "--draws", str(DRAWS),
+                 "--tune", "250", "--chains", "2", "--target-accept", "0.95"]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert '<section id="comparisons">' in html
+    settings = {r["setting"]: r["value"] for r in parse_tables(html)["settings"]}
+    sampler = json.loads(settings["sampler"])
+    assert (sampler["draws"], sampler["tune"], sampler["chains"]) == (DRAWS, 250, 2)
+    assert sampler["target_accept"] == 0.95
     bad = tmp_path / "bad.json"
     bad.write_text("{", encoding="utf-8")
     assert main(["report", "dataset:tinyagent", "-o", str(out), "--meta", str(bad)]) == 2
@@ -469,10 +475,23 @@ def test_fit_of_other_data_is_refused(data, fit):
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"draws": 0}, "draws must be a positive int"),
     ({"seed": -1}, "seed must be a non-negative int"),
+    ({"sampler": {"thin": 2}}, r"sampler takes method, tune, chains, target_accept; got .+thin"),
 ])  # fmt: skip
 def test_bad_arguments(data, kwargs, message, tmp_path):
     with pytest.raises(ValueError, match=message):
         write_report(data, output=tmp_path / "r.html", **kwargs)
+
+
+def test_sampler_settings_with_a_given_fit_are_refused(data, fit, tmp_path, capsys):
+    from evalbayes.cli import main
+
+    with pytest.raises(ValueError, match="the fit given has its own"):
+        write_report(data, fit=fit, output=tmp_path / "r.html", sampler={"chains": 2})
+    saved = tmp_path / "fit.nc"
+    fit.save(saved)
+    assert main(["report", str(saved), "-o", str(tmp_path / "r.html"), "--chains", "2",
+                 "--draws", "10"]) == 2
+    assert "--draws, --chains apply to fitting DATA" in capsys.readouterr().err
 
 
 def test_document_rejects_bad_tables_and_keys():

@@ -81,7 +81,7 @@ def test_cli_module_run(client, tmp_path, capsys):
     command.add_arguments(parser)
     args = parser.parse_args([
         str(table), "--model", "beta-binomial", "--set", "pooling=none",
-        "--draws", "10", "--chains", "1",
+        "--draws", "10", "--chains", "1", "--target-accept", "0.95",
         "--benchmarks", "alpha", "gamma", "--scheduler", client.scheduler.address,
         "--output-dir", str(tmp_path / "fits"), "--format", "csv",
     ])
@@ -89,6 +89,10 @@ def test_cli_module_run(client, tmp_path, capsys):
     printed = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
     assert printed["benchmark"].tolist() == ["alpha", "gamma"]
     assert all((tmp_path / "fits" / f"{b}.nc").exists() for b in ("alpha", "gamma"))
+    sampler = load(tmp_path / "fits" / "alpha.nc").sampler
+    # the flags given, and the model's own default method (exact draws), as `evalbayes fit`
+    assert (sampler.target_accept, sampler.draws, sampler.chains) == (0.95, 10, 1)
+    assert sampler.method == "exact"
     bad = parser.parse_args([str(table), "--benchmarks", "nope", "--output-dir", str(tmp_path)])
     with pytest.raises(ValueError, match="unknown benchmarks"):
         command.run(bad)

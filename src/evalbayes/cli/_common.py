@@ -8,16 +8,18 @@ Input errors are :class:`CLIError` (a ValueError), reported by :func:`evalbayes.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalbayes.cli._readers import add_reader_args, flag, reader_flags
 from evalbayes.cli._readers import reader_options as _reader_options
-from evalbayes.names import METHODS, SAMPLER_DEFAULTS, check_count
+from evalbayes.names import MCMC_METHODS, METHODS, SAMPLER_DEFAULTS, check_count
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.data import EvalData
+    from evalbayes.models.base import Model
 
 
 OUTPUT_FORMATS = ("table", "csv", "json")
@@ -118,6 +120,26 @@ def add_sampler_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--target-accept", type=float, default=None,
                        help=f"NUTS target acceptance (default {d['target_accept']})")
     add_seed_arg(group, None, shown=d["seed"])
+
+
+def sampler_options(args: argparse.Namespace, spec: dict[str, Any], model: Model
+                    ) -> dict[str, Any]:
+    """Flags, then the spec's ``[sampler]`` table, then the model's default method and
+    ``names.SAMPLER_DEFAULTS``; checked."""
+    options = {}
+    defaults = {**SAMPLER_DEFAULTS, "method": model.default_method}
+    for key, default in defaults.items():
+        value = getattr(args, key, None)
+        options[key] = value if value is not None else spec.get(key, default)
+    if options["method"] in MCMC_METHODS and options["tune"] < 1:
+        raise CLIError(f"--tune must be >= 1 with NUTS (method {options['method']}), got "
+                       f"{options['tune']}: the sampler needs warm-up to adapt its step size")
+    if options["method"] == "pathfinder" and importlib.util.find_spec("pymc_extras") is None:
+        raise CLIError("--method pathfinder needs the package pymc-extras: "
+                       "pip install pymc-extras (or choose another --method)")
+    if options["method"] == "numpyro" and importlib.util.find_spec("numpyro") is None:
+        raise CLIError("--method numpyro needs the JAX extra: pip install 'evalbayes[jax]'")
+    return options
 
 
 def add_fit_arg(parser: argparse.ArgumentParser) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,11 +14,11 @@ from evalbayes.cli._common import (
     add_sampler_args,
     output_format,
     read_data,
+    sampler_options,
     warn,
 )
 from evalbayes.cli._designs import add_design_args, apply_designs, design_model
 from evalbayes.cli._output import check_fit, check_output_path
-from evalbayes.names import MCMC_METHODS, SAMPLER_DEFAULTS
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.data import EvalData
@@ -59,26 +58,6 @@ def read_spec(path: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
     sampler = spec.pop("sampler", {})
     spec.pop("description", None)
     return spec, sampler
-
-
-def sampler_options(args: argparse.Namespace, spec: dict[str, Any], model: Model
-                    ) -> dict[str, Any]:
-    """Flags, then the spec's ``[sampler]`` table, then the model's default method and
-    ``names.SAMPLER_DEFAULTS``; checked."""
-    options = {}
-    defaults = {**SAMPLER_DEFAULTS, "method": model.default_method}
-    for key, default in defaults.items():
-        value = getattr(args, key, None)
-        options[key] = value if value is not None else spec.get(key, default)
-    if options["method"] in MCMC_METHODS and options["tune"] < 1:
-        raise CLIError(f"--tune must be >= 1 with NUTS (method {options['method']}), got "
-                       f"{options['tune']}: the sampler needs warm-up to adapt its step size")
-    if options["method"] == "pathfinder" and importlib.util.find_spec("pymc_extras") is None:
-        raise CLIError("--method pathfinder needs the package pymc-extras: "
-                       "pip install pymc-extras (or choose another --method)")
-    if options["method"] == "numpyro" and importlib.util.find_spec("numpyro") is None:
-        raise CLIError("--method numpyro needs the JAX extra: pip install 'evalbayes[jax]'")
-    return options
 
 
 def make_model(args: argparse.Namespace, settings: dict[str, Any], data: EvalData) -> Model:

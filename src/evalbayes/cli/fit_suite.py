@@ -11,9 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from evalbayes.cli._common import add_format_arg, add_sampler_args, output_format
+from evalbayes.cli._common import add_format_arg, add_sampler_args, output_format, sampler_options
 from evalbayes.cli._output import emit, write_text
-from evalbayes.names import SAMPLER_DEFAULTS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,9 +60,7 @@ def run(args: argparse.Namespace) -> int:
         except json.JSONDecodeError:
             settings[key] = value
     model = get_model(args.model, **settings)
-    sampler = {key: getattr(args, key) for key in ("method", "draws", "tune", "chains", "seed")}
-    sampler = {key: SAMPLER_DEFAULTS[key] if value is None else value
-               for key, value in sampler.items()}
+    sampler = sampler_options(args, {}, model)
     paths = fit_suite(datasets, model, args.scheduler, n_workers=args.workers,
                       output_dir=args.output_dir, **sampler)
     rows = [

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
@@ -28,6 +29,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.results import Posterior
 
 __all__ = ["build_report", "markdown_path", "write_report"]
+
+#: The settings of ``model.fit`` that ``write_report(sampler=...)`` passes on.
+FIT_SETTINGS = ("method", "tune", "chains", "target_accept")
 
 
 def _check_seed(seed: int) -> int:
@@ -111,6 +115,7 @@ def write_report(
     *,
     random_seed: int | Unset = UNSET,
     model: Model | None = None,
+    sampler: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write the report of ``data`` (and its fit) and return the path written.
 
@@ -140,6 +145,10 @@ def write_report(
         PyMC's name for ``seed`` (give either).
     model : Model, optional
         The model fitted here when ``fit`` is None (e.g. ``get_model("factorial")``).
+    sampler : mapping, optional
+        Further settings of that fit, passed to ``model.fit``: any of ``method``, ``tune``,
+        ``chains``, ``target_accept`` (defaults: the model's method, then
+        ``names.SAMPLER_DEFAULTS``).
 
     Returns
     -------
@@ -154,6 +163,12 @@ def write_report(
     protocol = None if meta is None else read_meta(meta)
     if fit is not None and model is not None:
         raise ValueError("give a fit or a model to fit, not both")
+    sampler = dict(sampler or {})
+    unknown = sorted(set(sampler) - set(FIT_SETTINGS))
+    if unknown:
+        raise ValueError(f"sampler takes {', '.join(FIT_SETTINGS)}; got {unknown}")
+    if fit is not None and sampler:
+        raise ValueError("sampler settings apply to a fit made here; the fit given has its own")
     fitted_here = fit is None
     if fit is None:
         if model is None:
@@ -162,7 +177,7 @@ def write_report(
             model = default_model(data)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence is reported in the document
-            fit = model.fit(data, draws=draws, seed=seed, check=False)
+            fit = model.fit(data, draws=draws, seed=seed, check=False, **sampler)
     document = build_report(data, fit, protocol, seed=seed, fitted_here=fitted_here)
     if not markdown:
         path = Path(output)
