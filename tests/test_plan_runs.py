@@ -20,14 +20,15 @@ from evalbayes.models.training_seeds import SeedModel, design_assurance
 
 def _seed_posterior(m, recipes=("A", "B"), sigma_run=0.3, sigma_task=1.0, sigma_cell=0.2,
                     draws=50):
-    """A SeedPosterior with constant draws: recipe logits ``m``, the given scales."""
+    """A SeedPosterior with fixed draws: recipe logits ``m`` (one row for every draw, or a row
+    per draw), the given scales."""
     k = len(recipes)
     runs = np.repeat(list(recipes), 2)
     data = EvalData.from_arrays(np.full((2 * k, 3), 2), np.ones((2 * k, 3), int),
                                 system_coords={"recipe": runs})
     one = np.ones((1, draws))
     ds = xr.Dataset({
-        "m": (("chain", "draw", "recipe"), np.tile(np.asarray(m, float), (1, draws, 1))),
+        "m": (("chain", "draw", "recipe"), np.broadcast_to(np.asarray(m, float), (draws, k))[None]),
         "sigma_run": (("chain", "draw"), sigma_run * one),
         "u": (("chain", "draw", "system"), np.zeros((1, draws, 2 * k))),
         "sigma_task": (("chain", "draw"), sigma_task * one),
@@ -51,10 +52,26 @@ def test_table_equals_design_assurance_on_the_full_grid():
     ref = design_assurance(posterior, "A", "B", runs=[g[2] for g in grid],
                            tasks=[g[0] for g in grid], trials=[g[1] for g in grid],
                            n_sims=30, alpha=0.05, seed=7)  # fmt: skip
-    for column in ("runs", "tasks", "trials", "cost", "se", "assurance"):
+    for column in ("runs", "tasks", "trials", "cost", "se", "estimate_sd", "assurance"):
         np.testing.assert_array_equal(table[column].to_numpy(), ref[column].to_numpy())
     a = table["assurance"].to_numpy()
     np.testing.assert_allclose(table["assurance_se"], np.sqrt(a * (1 - a) / 30))
+
+
+def test_se_is_one_experiments_precision_and_estimate_sd_adds_the_prior_spread():
+    """With one fixed truth and no task effects, one experiment's Welch s.e. (``se``, its
+    root mean square) and the spread of the estimates across simulated experiments
+    (``estimate_sd``) estimate the same sd; when the posterior is unsure of the truth
+    (draws at m_B = -0.6 and 0.6), ``estimate_sd`` grows by that spread and ``se`` does not."""
+    kwargs = {"sigma_task": 0.0, "draws": 2}
+    fixed = plan_runs(_seed_posterior([0.0, 0.0], **kwargs), runs=8, tasks=40, trials=2,
+                      n_sims=1500, seed=1).table.iloc[0]
+    assert abs(fixed["estimate_sd"] / fixed["se"] - 1) < 0.06  # Monte Carlo: ~0.02
+    unsure = _seed_posterior([[0.0, -0.6], [0.0, 0.6]], **kwargs)
+    spread = plan_runs(unsure, runs=8, tasks=40, trials=2, n_sims=1500, seed=1).table.iloc[0]
+    assert abs(spread["se"] / fixed["se"] - 1) < 0.06
+    # the truth's own spread: pass rates of the two draws differ by about 0.29 (sd ~0.145)
+    assert spread["estimate_sd"] > 2 * fixed["estimate_sd"]
 
 
 def test_no_difference_gives_the_one_sided_false_claim_rate():

@@ -40,9 +40,11 @@ class RunPlanResult:
     ----------
     table : pandas.DataFrame
         One row per design, sorted by tasks, trials, runs: ``runs`` (per recipe), ``tasks``,
-        ``trials``, ``cost`` (evaluations, ``2 runs tasks trials``), ``se`` (sd of the
-        estimated difference of pass rates across simulations), ``assurance`` and its Monte
-        Carlo ``assurance_se``.
+        ``trials``, ``cost`` (evaluations, ``2 runs tasks trials``), ``se`` (the standard
+        error of the difference of pass rates that one experiment of the design will have:
+        root mean square of the simulated Welch standard errors), ``estimate_sd`` (the
+        spread of the estimate across simulations: ``se`` plus the posterior's uncertainty
+        about the true difference), ``assurance`` and its Monte Carlo ``assurance_se``.
     baseline, candidate : str
         Recipes A and B.
     alpha : float

@@ -346,10 +346,13 @@ def design_assurance(
     the model at that draw (new runs, new tasks shared by both recipes, new trials); the
     experiment is analysed with runs as the unit (Welch interval on per-run pass rates, the
     frequentist twin :func:`evalbayes.frequentist.training_seeds.recipe_difference`). Columns:
-    ``runs, tasks, trials, cost`` (= 2 runs x tasks x trials evaluations), ``se`` (the sd of
-    the estimated difference across simulations), ``assurance`` (share of simulations whose
-    interval excludes 0 on the side of that draw's true difference) — the assurance of
-    O'Hagan and Stevens (2001), i.e. power averaged over the posterior.
+    ``runs, tasks, trials, cost`` (= 2 runs x tasks x trials evaluations), ``se`` (the
+    standard error one experiment of this design will have: the root mean square of the
+    simulated experiments' Welch standard errors), ``estimate_sd`` (the sd of the estimated
+    difference across the simulations: ``se`` plus the posterior's uncertainty about the
+    true difference, whose draws vary from simulation to simulation), ``assurance`` (share of
+    simulations whose interval excludes 0 on the side of that draw's true difference) — the
+    assurance of O'Hagan and Stevens (2001), i.e. power averaged over the posterior.
     """
     from evalbayes.frequentist.training_seeds import recipe_difference as welch
 
@@ -367,7 +370,7 @@ def design_assurance(
         r, t, n = int(r), int(t), int(n)
         if r < 2:
             raise ValueError(f"runs must be >= 2 per recipe for a run-level interval, got {r}")
-        est, hit = [], []
+        est, err, hit = [], [], []
         for d in pick:
             bt = rng.normal(0, s_task[d], t)
             scores = []
@@ -378,7 +381,9 @@ def design_assurance(
             res = welch(scores[0], scores[1], ci_prob=1 - alpha)
             truth = m[d, ib] - m[d, ia]
             est.append(res.estimate)
+            err.append(res.se)
             hit.append(res.lower > 0 if truth > 0 else res.upper < 0)
         rows.append({"runs": r, "tasks": t, "trials": n, "cost": 2 * r * t * n,
-                     "se": float(np.std(est)), "assurance": float(np.mean(hit))})
+                     "se": float(np.sqrt(np.mean(np.square(err)))),
+                     "estimate_sd": float(np.std(est)), "assurance": float(np.mean(hit))})
     return pd.DataFrame(rows)
