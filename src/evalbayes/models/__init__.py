@@ -44,8 +44,8 @@ def default_model_name(n_systems: int) -> str:
     ``--model``, :func:`default_model`).
 
     Two or more systems: ``"rate-grid"``: each system's own smooth rate distribution (its
-    pass@k intervals hold beyond ``k = n`` on real benchmarks), tasks broken for every system
-    marginalised per task, and population comparisons paired through the shared tasks
+    pass@k intervals hold beyond ``k = n`` on real benchmarks; tasks broken for every system
+    are an option, ``broken=True``), and population comparisons paired through the shared tasks
     (models/README.md, benchmarks/validity.md). One system: ``"beta-binomial"`` (partial
     pooling; conjugate, exact in seconds, and nothing to pair).
     """
