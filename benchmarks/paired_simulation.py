@@ -17,7 +17,8 @@ tasks), BetaBinomialModel(population="independent") (unpaired; ``--no-bb`` skips
 paired task bootstrap of per-task rates c/n (``evalbayes.frequentist.paired_bootstrap_ci``).
 
 Usage: ``python benchmarks/paired_simulation.py [--quick] [--reps 40] [--model rate-grid]
-[--no-bb]``.
+[--no-bb] [--rhos 0 0.3 0.6 0.9] [--first-rep 0]`` (``--first-rep R`` continues each rho's
+random stream after replicate R - 1, so two runs pool into one longer one).
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ def main(argv=None) -> int:
     parser.add_argument("--model", default="task-effects",
                         choices=("task-effects", "rate-grid", "beta-binomial"))
     parser.add_argument("--no-bb", action="store_true", help="skip the Beta-Binomial column")
+    parser.add_argument("--rhos", type=float, nargs="+", default=[0.0, 0.3, 0.6, 0.9])
+    parser.add_argument("--first-rep", type=int, default=0,
+                        help="start at this replicate of each rho's stream (the earlier ones "
+                        "are simulated and skipped), to extend an earlier run")
     args = parser.parse_args(argv)
     joint = {"rate-grid": RateGridModel, "beta-binomial": BetaBinomialModel,
              "task-effects": TaskEffectsModel}[args.model]()
@@ -85,16 +90,19 @@ def main(argv=None) -> int:
     truth = target(args.delta, args.tau)
     print(f"# T={args.tasks} tasks, n={args.trials}, tau={args.tau}, delta={args.delta}: "
           f"target pass@1 difference {truth:.4f}; {args.reps} replicates per rho; "
-          f"joint model (TE columns) = {args.model}")
+          f"joint model (TE columns) = {args.model}; replicates {args.first_rep} to "
+          f"{args.first_rep + args.reps - 1} of each rho's stream")
     print("| rho | TE cover | TE width | boot cover | boot width | BB cover | BB width | "
           "TE/boot | BB/boot | TE div | s/fit |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     t_start = time.time()
-    for rho in (0.0, 0.3, 0.6, 0.9):
+    for rho in args.rhos:
         rng = np.random.default_rng([11, int(rho * 10)])
+        for _ in range(args.first_rep):
+            simulate(rng, rho, args.tau, args.delta, args.tasks, args.trials)
         res = {"te": [], "boot": [], "bb": []}
         divs, seconds = 0, 0.0
-        for rep in range(args.reps):
+        for rep in range(args.first_rep, args.first_rep + args.reps):
             n, c = simulate(rng, rho, args.tau, args.delta, args.tasks, args.trials)
             data = EvalData.from_arrays(n, c, systems=["A", "B"])
             t0 = time.time()

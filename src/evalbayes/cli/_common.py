@@ -105,12 +105,15 @@ def add_seed_arg(parser: Any, default: int | None, shown: int | None = None) -> 
                         default=default, help=f"random seed (default {shown})")
 
 
-def add_sampler_args(parser: argparse.ArgumentParser) -> None:
-    """--method, --draws, --tune, --chains, --seed; defaults from ``names.SAMPLER_DEFAULTS``."""
+def add_sampler_args(parser: argparse.ArgumentParser, spec: bool = False) -> None:
+    """--method, --draws, --tune, --chains, --seed; defaults from ``names.SAMPLER_DEFAULTS``
+    (``spec``: the command reads a spec whose ``[sampler]`` table comes first)."""
     d = SAMPLER_DEFAULTS
-    group = parser.add_argument_group("sampler (defaults: a spec's [sampler] table, then these)")
+    first = "a spec's [sampler] table, then " if spec else ""
+    group = parser.add_argument_group(f"sampler (defaults: {first}these)")
     group.add_argument("--method", choices=METHODS, default=None,
-                       help=f"inference method (default {d['method']})")
+                       help=f"inference method (default: the model's own, {d['method']} "
+                       "unless it draws its posterior exactly)")
     group.add_argument("--draws", type=positive_int, default=None,
                        help=f"draws per chain (default {d['draws']})")
     group.add_argument("--tune", type=non_negative_int, default=None,

@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spec", default=None, help="model spec TOML (see models/*.toml)")
     parser.add_argument("-o", "--output", default=None,
                         help=f"fit file (default {DEFAULT_FIT_DIR}/<data>-<model>.nc)")
-    add_sampler_args(parser)
+    add_sampler_args(parser, spec=True)
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when R-hat, ESS or divergences fail the usual bars")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
