@@ -8,18 +8,16 @@ Input errors are :class:`CLIError` (a ValueError), reported by :func:`evalbayes.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalbayes.cli._readers import add_reader_args, flag, reader_flags
 from evalbayes.cli._readers import reader_options as _reader_options
-from evalbayes.names import MCMC_METHODS, METHODS, SAMPLER_DEFAULTS, check_count
+from evalbayes.names import check_count
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.data import EvalData
-    from evalbayes.models.base import Model
 
 
 OUTPUT_FORMATS = ("table", "csv", "json")
@@ -103,46 +101,6 @@ def add_seed_arg(parser: Any, default: int | None, shown: int | None = None) -> 
     shown = default if shown is None else shown
     parser.add_argument("--seed", "--random-seed", dest="seed", type=non_negative_int,
                         default=default, help=f"random seed (default {shown})")
-
-
-def add_sampler_args(parser: argparse.ArgumentParser, spec: bool = False) -> None:
-    """--method, --draws, --tune, --chains, --seed; defaults from ``names.SAMPLER_DEFAULTS``
-    (``spec``: the command reads a spec whose ``[sampler]`` table comes first)."""
-    d = SAMPLER_DEFAULTS
-    first = "a spec's [sampler] table, then " if spec else ""
-    group = parser.add_argument_group(f"sampler (defaults: {first}these)")
-    group.add_argument("--method", choices=METHODS, default=None,
-                       help=f"inference method (default: the model's own, {d['method']} "
-                       "unless it draws its posterior exactly)")
-    group.add_argument("--draws", type=positive_int, default=None,
-                       help=f"draws per chain (default {d['draws']})")
-    group.add_argument("--tune", type=non_negative_int, default=None,
-                       help=f"warm-up iterations per chain, >= 1 for NUTS (default {d['tune']})")
-    group.add_argument("--chains", type=positive_int, default=None,
-                       help=f"number of chains (default {d['chains']})")
-    group.add_argument("--target-accept", type=float, default=None,
-                       help=f"NUTS target acceptance (default {d['target_accept']})")
-    add_seed_arg(group, None, shown=d["seed"])
-
-
-def sampler_options(args: argparse.Namespace, spec: dict[str, Any], model: Model
-                    ) -> dict[str, Any]:
-    """Flags, then the spec's ``[sampler]`` table, then the model's default method and
-    ``names.SAMPLER_DEFAULTS``; checked."""
-    options = {}
-    defaults = {**SAMPLER_DEFAULTS, "method": model.default_method}
-    for key, default in defaults.items():
-        value = getattr(args, key, None)
-        options[key] = value if value is not None else spec.get(key, default)
-    if options["method"] in MCMC_METHODS and options["tune"] < 1:
-        raise CLIError(f"--tune must be >= 1 with NUTS (method {options['method']}), got "
-                       f"{options['tune']}: the sampler needs warm-up to adapt its step size")
-    if options["method"] == "pathfinder" and importlib.util.find_spec("pymc_extras") is None:
-        raise CLIError("--method pathfinder needs the package pymc-extras: "
-                       "pip install pymc-extras (or choose another --method)")
-    if options["method"] == "numpyro" and importlib.util.find_spec("numpyro") is None:
-        raise CLIError("--method numpyro needs the JAX extra: pip install 'evalbayes[jax]'")
-    return options
 
 
 def add_fit_arg(parser: argparse.ArgumentParser) -> None:

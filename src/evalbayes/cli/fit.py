@@ -11,14 +11,13 @@ from evalbayes.cli._common import (
     OUTPUT_FORMATS,
     CLIError,
     add_data_args,
-    add_sampler_args,
     output_format,
     read_data,
-    sampler_options,
     warn,
 )
 from evalbayes.cli._designs import add_design_args, apply_designs, design_model
 from evalbayes.cli._output import check_fit, check_output_path
+from evalbayes.cli._sampler import add_sampler_args, sampler_options
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.data import EvalData

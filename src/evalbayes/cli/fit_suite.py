@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from evalbayes.cli._common import add_format_arg, add_sampler_args, output_format, sampler_options
+from evalbayes.cli._common import add_format_arg, output_format
 from evalbayes.cli._output import emit, write_text
+from evalbayes.cli._sampler import add_sampler_args, sampler_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

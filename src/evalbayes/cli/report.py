@@ -8,15 +8,14 @@ from evalbayes.cli._common import (
     OUTPUT_FORMATS,
     CLIError,
     add_data_args,
-    add_sampler_args,
     output_format,
     read_data,
     reader_options,
-    sampler_options,
     warn,
 )
 from evalbayes.cli._designs import add_design_args, apply_designs, design_model, given_flags
 from evalbayes.cli._output import check_fit, check_output_path, load_fit
+from evalbayes.cli._sampler import add_sampler_args, sampler_options
 from evalbayes.names import SAMPLER_DEFAULTS
 
 
