@@ -3,8 +3,9 @@
 Each Bayesian model beside its frequentist twin. Run from the repository root::
 
     PYTHONPATH=src nice -n 10 python benchmarks/designs.py terminal-bench > designs_tb.txt
+    PYTHONPATH=src nice -n 10 python benchmarks/designs.py terminal-bench \
+        --task-parameterization noncentered        # the factorial's task effects non-centred
     PYTHONPATH=src nice -n 10 python benchmarks/designs.py judge-coverage --reps 400
-    PYTHONPATH=src nice -n 10 python benchmarks/designs.py seeds
 
 Results are collected by hand into benchmarks/designs.md (numbers as printed here).
 """
@@ -28,7 +29,7 @@ def normalise_tb_model(name: str) -> str:
     return {"claude-4-1-opus": "claude-4.1-opus"}.get(name, name)
 
 
-def terminal_bench(draws: int, tune: int, chains: int) -> None:
+def terminal_bench(draws: int, tune: int, chains: int, parameterization: str = "auto") -> None:
     from evalbayes.data import EvalData
     from evalbayes.frequentist.variance_components import empirical_logit, factorial_anova
     from evalbayes.models.factorial import (
@@ -49,8 +50,9 @@ def terminal_bench(draws: int, tune: int, chains: int) -> None:
     print(data)
     print(pd.DataFrame({"system": data.systems, **{k: v for k, v in data.system_coords.items()}}))
     t0 = time.time()
-    post = FactorialModel().fit(data, draws=draws, tune=tune, chains=chains, seed=0)
-    print(f"fit {time.time() - t0:.0f} s; {post.diagnostics()}")
+    post = FactorialModel(task_parameterization=parameterization).fit(
+        data, draws=draws, tune=tune, chains=chains, seed=0)
+    print(f"fit (task effects {parameterization}) {time.time() - t0:.0f} s; {post.diagnostics()}")
     print("\nvariance components (logit sd), 95 % intervals")
     print(variance_components(post).round(3).to_string())
     table, p_any = rank_flips(post)
@@ -149,11 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--task-parameterization", default="auto",
+                        choices=["auto", "centered", "noncentered"])
     parser.add_argument("--out", type=Path,
                         default=Path(__file__).with_name("designs_judge_coverage.csv"))
     args = parser.parse_args(argv)
     if args.part == "terminal-bench":
-        terminal_bench(args.draws, args.tune, args.chains)
+        terminal_bench(args.draws, args.tune, args.chains, args.task_parameterization)
     elif args.part == "judge-coverage":
         judge_coverage(args.reps, args.gold, args.draws, args.seed, args.out)
     return 0
