@@ -10,7 +10,7 @@ and commit the rewritten ``.ipynb`` files. Without ``--execute`` the notebooks a
 without outputs (deterministic cell ids). ``--execute`` runs each notebook with nbclient in
 ``notebooks/`` as the working directory and writes it in place; ``--quick`` sets
 ``EVALBAYES_NB_QUICK=1`` and ``EVALBAYES_NB_DRAWS=300`` (fewer simulations, items and draws).
-Name notebooks to build only those. ``tests/test_notebooks.py`` checks that the committed
+Name notebooks to build only those. ``tests/contract/test_notebooks.py`` checks that the committed
 files match this script and were executed without errors, and executes them (quick mode,
 into a temporary copy).
 """
@@ -378,7 +378,7 @@ real suite, read such items before trusting any score that includes them.
 abilities = fit.abilities()
 abilities.sort_values("theta_mean", ascending=False).head(8)'''),
     ("code", '''\
-from evalbayes.plots.items import plot_item_difficulty, plot_wright_map
+from evalbayes.plots import plot_item_difficulty, plot_wright_map
 import matplotlib.pyplot as plt
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(12, 7), layout="constrained")
@@ -619,7 +619,7 @@ Every step of notebooks 01-03 has a command. This notebook runs them in a tempor
 with `subprocess` (the same as `!evalbayes ...` in Jupyter, but independent of the shell's
 `PATH`):
 
-1. `evalbayes convert` turns harness logs (here the inspect_ai fixtures in `tests/data/`) into a
+1. `evalbayes convert` turns harness logs (here the inspect_ai fixtures in `tests/fixtures/`) into a
    tidy counts table;
 2. `evalbayes crosscheck` gives the frequentist numbers without any model;
 3. `evalbayes fit` fits the default model and saves the posterior (NetCDF): for two or more
@@ -641,7 +641,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "pyproject.toml").exists())
-LOGS = ROOT / "tests" / "data" / "inspect_ai"
+LOGS = ROOT / "tests" / "fixtures" / "inspect_ai"
 WORK = Path(tempfile.mkdtemp(prefix="evalbayes-cli-"))
 print("working in a temporary folder, <work> below; <repo> is the repository")
 
@@ -760,12 +760,12 @@ from scipy.special import expit
 from evalbayes.data import EvalData
 from evalbayes.frequentist import factorial_anova, empirical_logit, ppi_mean, rogan_gladen
 from evalbayes.frequentist import training_noise
-from evalbayes.models.factorial import (FactorialModel, add_factors, rank_flips,
-                                        variance_components)
-from evalbayes.models.judge import JudgeModel, judge_accuracy, judge_data, true_pass_rate
-from evalbayes.models.training_seeds import (SeedModel, design_assurance, noise_components,
-                                             recipe_difference)
-from evalbayes.plots.designs import plot_interaction, plot_variance_components
+from evalbayes.models.designs import (FactorialModel, add_factors, harness_curves,
+                                      rank_flips, variance_components)
+from evalbayes.models.designs import JudgeErrorModel, judge_accuracy, judge_data, true_pass_rate
+from evalbayes.models.designs import (TrainingSeedsModel, design_assurance, noise_components,
+                                      recipe_difference)
+from evalbayes.plots import plot_interaction, plot_variance_components
 
 # Small runs in the test suite: EVALBAYES_NB_DRAWS=300, EVALBAYES_NB_QUICK=1.
 DRAWS = int(os.environ.get("EVALBAYES_NB_DRAWS", "500"))
@@ -791,7 +791,8 @@ print(variance_components(post).round(3))
 table, p_any = rank_flips(post)
 print(table.round(3)); print(f"P(any rank flip) = {p_any:.2f}")'''),
     ("code", '''\
-plot_interaction(post); plot_variance_components(post);'''),
+plot_interaction(harness_curves(post, [1]).sel(k=1))
+plot_variance_components(variance_components(post));'''),
     ("code", '''\
 # frequentist twin: ANOVA on empirical logits of the balanced table
 y = empirical_logit(c, n).reshape(I, J, T)
@@ -808,7 +809,7 @@ eta = (np.repeat([0.0, 0.5], R)[:, None] + rng.normal(0, 0.2, (2 * R, 1))
 c = rng.binomial(n, expit(eta))
 runs = EvalData.from_arrays(np.full_like(c, n), c,
                             system_coords={"recipe": np.repeat(["A", "B"], R)})
-seeds = SeedModel().fit(runs, **SAMPLER)
+seeds = TrainingSeedsModel().fit(runs, **SAMPLER)
 print(recipe_difference(seeds, "A", "B").round(3))
 print(noise_components(seeds).round(3))
 print(design_assurance(seeds, "A", "B", runs=[3, 6], tasks=[20, 40], trials=4,
@@ -830,7 +831,7 @@ idx = rng.choice(T, 50, replace=False)
 gold = pd.DataFrame({"system": "system_0", "task": [f"task_{i}" for i in idx],
                      "judge": j[idx], "human": y[idx].astype(int)})
 jdata = judge_data(EvalData.from_arrays(np.ones((1, T), int), j[None, :]), gold)
-jpost = JudgeModel().fit(jdata, **SAMPLER)
+jpost = JudgeErrorModel().fit(jdata, **SAMPLER)
 print(judge_accuracy(jpost).round(3)); print(true_pass_rate(jpost).round(3))
 print("truth (mean true p):", round(p.mean(), 3))'''),
     ("code", '''\

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from paths import SHARED_DATA
+
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ default for two or more) with its registry defaults to the bundled TinyAgent cou
 and sec17.1) with fixed sampler settings and seed, and writes ``tinyagent_<model>.md``
 (settings, package versions, convergence checks, pass@1 / pass@32 / pass^8 by estimand) and
 ``tinyagent_<model>.csv`` (every k of ``KS``, both metrics and estimands). Given MODEL names,
-only those are regenerated. ``tests/test_reference_fits.py`` checks that each file's model
+only those are regenerated. ``tests/contract/test_reference_fits.py`` checks that each file's model
 configuration is still the registry default, so a changed default asks for a new reference.
 """
 

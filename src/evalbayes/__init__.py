@@ -1,9 +1,11 @@
 """evalbayes: Bayesian hierarchical models of AI evaluation counts.
 
-The data layer (:class:`EvalData`) and the frequentist cross-checks import only NumPy,
-SciPy, pandas and xarray. Everything that needs PyMC (models, posteriors, comparisons) is
-imported lazily on first attribute access, so ``import evalbayes`` and the frequentist CLI
-commands start fast.
+The face of the package: the data, the readers, the default and the named models, fitted
+results and their comparison, and one sub-package per concern (``io``, ``datasets``,
+``frequentist``, ``metrics``, ``models``, ``results``, ``decisions``, ``plots``, ``report``).
+The data layer and the frequentist cross-checks import only NumPy, SciPy, pandas and xarray;
+everything else is imported on first attribute access, so ``import evalbayes`` and the
+frequentist CLI commands start fast.
 """
 
 from __future__ import annotations
@@ -15,30 +17,48 @@ from evalbayes._version import __version__
 from evalbayes.data import EvalData, PairedData
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalbayes.comparison import Comparison, compare
-    from evalbayes.io import read_counts, read_trials
-    from evalbayes.models import BetaBinomialModel, IRTModel, default_model, get_model
-    from evalbayes.persist import load
-    from evalbayes.results import Posterior
+    from evalbayes import (
+        datasets,
+        decisions,
+        frequentist,
+        io,
+        metrics,
+        models,
+        plots,
+        report,
+        results,
+    )
+    from evalbayes._persist import load
+    from evalbayes.io import read, read_counts, read_trials
+    from evalbayes.models import (
+        BetaBinomialModel,
+        IRTModel,
+        RateGridModel,
+        default_model,
+        get_model,
+        model_names,
+    )
+    from evalbayes.results import Comparison, Posterior, compare, compare_models
 
+#: name -> the module it lives in (sub-packages map to themselves)
 _LAZY = {
+    "read": "evalbayes.io",
     "read_counts": "evalbayes.io",
     "read_trials": "evalbayes.io",
-    "read": "evalbayes.io",
     "BetaBinomialModel": "evalbayes.models",
     "IRTModel": "evalbayes.models",
-    "get_model": "evalbayes.models",
+    "RateGridModel": "evalbayes.models",
     "default_model": "evalbayes.models",
+    "get_model": "evalbayes.models",
+    "model_names": "evalbayes.models",
     "Posterior": "evalbayes.results",
-    "load": "evalbayes.persist",
-    "compare": "evalbayes.comparison",
-    "Comparison": "evalbayes.comparison",
-    "frequentist": "evalbayes.frequentist",
-    "datasets": "evalbayes.datasets",
-    "plots": "evalbayes.plots",
+    "Comparison": "evalbayes.results",
+    "compare": "evalbayes.results",
+    "compare_models": "evalbayes.results",
+    "load": "evalbayes._persist",
 }
-
-_SUBMODULES = {"frequentist", "datasets", "plots"}
+_SUBPACKAGES = ("datasets", "decisions", "frequentist", "io", "metrics", "models", "plots",
+                "report", "results")
 
 __all__ = [
     "BetaBinomialModel",
@@ -47,26 +67,36 @@ __all__ = [
     "IRTModel",
     "PairedData",
     "Posterior",
+    "RateGridModel",
     "__version__",
     "compare",
+    "compare_models",
     "datasets",
+    "decisions",
     "default_model",
     "frequentist",
     "get_model",
+    "io",
     "load",
+    "metrics",
+    "model_names",
+    "models",
     "plots",
     "read",
     "read_counts",
     "read_trials",
+    "report",
+    "results",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
+    if name in _SUBPACKAGES:
+        value = importlib.import_module(f"evalbayes.{name}")
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    else:
         raise AttributeError(f"module 'evalbayes' has no attribute {name!r}")
-    module = importlib.import_module(module_name)
-    value = module if name in _SUBMODULES else getattr(module, name)
     globals()[name] = value
     return value
 

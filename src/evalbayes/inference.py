@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evalbayes.names import (
+from evalbayes._core.names import (
     APPROXIMATE_METHODS,
     MCMC_METHODS,
     SAMPLER_DEFAULTS,
@@ -37,6 +37,7 @@ __all__ = [
     "config_hash",
     "laplace_draws",
     "padded_size",
+    "register_jax_softplus",
     "resolve_seed",
     "run_inference",
 ]
@@ -314,7 +315,7 @@ def host_device_flags(xla_flags: str, chains: int) -> str:
     numpyro runs chains in parallel only across devices, and JAX sees a single CPU device
     by default, so without this flag ``method="numpyro"`` samples the chains one after
     another on CPU (half the speed on 2 cores: SWE-bench Verified 2PL 4 x (1000 + 1000) took
-    185 s with four host devices, ``benchmarks/leaderboard_irt.md``). The flag only shapes the
+    185 s with four host devices, ``benchmarks/irt/leaderboard.md``). The flag only shapes the
     CPU platform, so GPU runs are unaffected. It must be in the environment before JAX is
     first imported; :func:`run_inference` adds it then, and leaves a user's own setting alone.
     """
@@ -333,7 +334,7 @@ def register_jax_softplus() -> None:
     x -> +inf) with derivative ``sigmoid(x)`` (given explicitly: JAX's derivative of the
     ``max`` / ``abs`` form is 0 at x = 0). Measured on the dense 2PL of SWE-bench Verified
     (61,500 cells), full NUTS 4 x (1000 + 1000) on 2 cores: 104 s instead of 185 s
-    (``benchmarks/leaderboard_irt.md``). Registered in pytensor's ``jax_funcify`` dispatch
+    (``benchmarks/irt/leaderboard.md``). Registered in pytensor's ``jax_funcify`` dispatch
     for the process (idempotent); needs JAX.
     """
     import jax

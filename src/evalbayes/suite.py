@@ -30,8 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from evalbayes.data import EvalData
-    from evalbayes.models.base import Model
-    from evalbayes.results import Posterior
+    from evalbayes.models._base import Model
+    from evalbayes.results._posterior import Posterior
 
 __all__ = ["fit_one", "fit_suite", "seed_for", "split_benchmarks"]
 

@@ -21,27 +21,27 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: name -> (module, one-line help); the module defines ``add_arguments`` and ``run``.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "crosscheck": ("evalbayes.cli.crosscheck",
+    "crosscheck": ("evalbayes.cli._crosscheck",
                    "frequentist estimates (no PyMC): pass@k, intervals"),
-    "fit": ("evalbayes.cli.fit", "fit a model and save the posterior (NetCDF)"),
-    "summary": ("evalbayes.cli.summary", "per-system posterior summary of a fit"),
-    "pass-at-k": ("evalbayes.cli.pass_at_k", "posterior pass@k / pass^k curves of a fit"),
-    "compare": ("evalbayes.cli.compare", "P(B > A), B - A, rope and expected loss"),
-    "plot": ("evalbayes.cli.plot", "plots of a fit"),
-    "items": ("evalbayes.cli.items", "item difficulty table of an IRT fit"),
-    "compare-models": ("evalbayes.cli.compare_models",
+    "fit": ("evalbayes.cli._fit", "fit a model and save the posterior (NetCDF)"),
+    "summary": ("evalbayes.cli._summary", "per-system posterior summary of a fit"),
+    "pass-at-k": ("evalbayes.cli._pass_at_k", "posterior pass@k / pass^k curves of a fit"),
+    "compare": ("evalbayes.cli._compare", "P(B > A), B - A, rope and expected loss"),
+    "plot": ("evalbayes.cli._plot", "plots of a fit"),
+    "items": ("evalbayes.cli._items", "item difficulty table of an IRT fit"),
+    "compare-models": ("evalbayes.cli._compare_models",
                        "PSIS-LOO comparison of fits of the same data"),
-    "convert": ("evalbayes.cli.convert", "harness logs -> tidy counts (or trials) table"),
-    "datasets": ("evalbayes.cli.datasets",
+    "convert": ("evalbayes.cli._convert", "harness logs -> tidy counts (or trials) table"),
+    "datasets": ("evalbayes.cli._datasets",
                  "list the bundled datasets with provenance and licence"),
-    "report": ("evalbayes.cli.report", "self-contained HTML (or Markdown) report"),
-    "fit-suite": ("evalbayes.cli.fit_suite",
+    "report": ("evalbayes.cli._report", "self-contained HTML (or Markdown) report"),
+    "fit-suite": ("evalbayes.cli._fit_suite",
                   "fit every benchmark of a suite in parallel (Dask; local cluster by default)"),
-    "plan": ("evalbayes.cli.plan",
+    "plan": ("evalbayes.cli._plan",
              "tasks x trials needed: Bayesian assurance beside power / MDE"),
-    "gate": ("evalbayes.cli.gate",
+    "gate": ("evalbayes.cli._gate",
              "ship or hold B against A (exit 0 ship, 1 hold, 2 bad input)"),
-    "demo": ("evalbayes.cli.demo", "the main job on bundled TinyAgent counts"),
+    "demo": ("evalbayes.cli._demo", "the main job on bundled TinyAgent counts"),
 }  # fmt: skip
 
 
@@ -90,7 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import tomllib
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(_chosen(argv)).parse_args(argv)
+    try:
+        args = build_parser(_chosen(argv)).parse_args(argv)
+    except SystemExit as done:  # --help, --version, or a usage error (exit 2) from argparse
+        return done.code if isinstance(done.code, int) else 2
     import warnings
 
     formatwarning = warnings.formatwarning

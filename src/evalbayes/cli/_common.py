@@ -12,9 +12,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalbayes._core.names import check_count
 from evalbayes.cli._readers import add_reader_args, flag, reader_flags
 from evalbayes.cli._readers import reader_options as _reader_options
-from evalbayes.names import check_count
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.data import EvalData
@@ -40,12 +40,12 @@ def warn(message: str) -> None:
 
 # --------------------------------------------------------------------------- argument types
 def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (the rule of :func:`evalbayes.names.check_count`)."""
+    """argparse type: an integer >= 1 (the rule of :func:`evalbayes._core.names.check_count`)."""
     return _count(text, 1)
 
 
 def non_negative_int(text: str) -> int:
-    """argparse type: an integer >= 0 (seeds; :func:`evalbayes.names.check_count`)."""
+    """argparse type: an integer >= 0 (seeds; :func:`evalbayes._core.names.check_count`)."""
     return _count(text, 0)
 
 
@@ -88,12 +88,25 @@ def finish_arguments(parser: argparse.ArgumentParser) -> None:
         add_reader_args(parser)
 
 
-def add_format_arg(parser: argparse.ArgumentParser, reads_data: bool = False) -> None:
+def add_format_arg(parser: argparse.ArgumentParser) -> None:
     """--format (OUTPUT: table|csv|json) and -o."""
-    extra = " (an input format here is deprecated: use --input-format)" if reads_data else ""
-    parser.add_argument("--format", default=None, metavar="{table,csv,json}",
-                        help=f"output format (default table){extra}")
+    parser.add_argument("--format", default=None, choices=OUTPUT_FORMATS,
+                        help="output format (default table; the input format is "
+                        "--input-format)")
     parser.add_argument("-o", "--output", default=None, help="write to this file")
+
+
+def refuse_output_format(parser: argparse.ArgumentParser, writes: str) -> None:
+    """A hidden --format on a command with one output kind, refused with what it writes."""
+    parser.add_argument("--format", default=None, help=argparse.SUPPRESS)
+    parser.set_defaults(_writes=writes)
+
+
+def check_no_output_format(args: argparse.Namespace) -> None:
+    """Refuse --format where :func:`refuse_output_format` declared it."""
+    if getattr(args, "format", None) is not None:
+        raise CLIError(f"{args._writes} and has no --format; the input format is "
+                       "--input-format")
 
 
 def add_seed_arg(parser: Any, default: int | None, shown: int | None = None) -> None:
@@ -112,20 +125,9 @@ def add_fit_arg(parser: argparse.ArgumentParser) -> None:
 
 # --------------------------------------------------------------------------- formats
 def output_format(args: argparse.Namespace) -> str:
-    """The OUTPUT format; a deprecated input-format value moves to ``args.input_format``."""
-    value = getattr(args, "format", None)
-    if value is None or value in OUTPUT_FORMATS:
-        return value or "table"
-    if value in INPUT_FORMATS and hasattr(args, "input_format"):
-        warn(f"evalbayes: warning: --format {value} as an INPUT format is deprecated and will "
-             f"be removed in the next release; use --input-format {value} (--format is the "
-             "output format: table, csv or json)")
-        if args.input_format not in (None, value):
-            raise CLIError(f"--format {value} conflicts with --input-format {args.input_format}")
-        args.input_format = value
-        args.format = None
-        return "table"
-    raise CLIError(f"unknown --format {value!r}; output formats: {', '.join(OUTPUT_FORMATS)}")
+    """The OUTPUT format (``--format``; default ``table``)."""
+    value: str | None = getattr(args, "format", None)
+    return value or "table"
 
 
 # --------------------------------------------------------------------------- input

@@ -1,8 +1,8 @@
 """Design inputs of ``fit`` and ``report``: what the factorial, training-seeds and judge-error
 models need beside the counts. ``--factors FILE`` / ``--factors-pattern REGEX``
-(:func:`evalbayes.models.factorial.factors_from_system_names`) give the factorial model's
+(:func:`evalbayes.models.designs.factors_from_system_names`) give the factorial model's
 system coordinates, ``--recipes FILE`` / ``--recipe-pattern REGEX`` the training-seeds
-recipe, ``--gold FILE`` the judge-error gold counts (:func:`evalbayes.models.judge.judge_data`).
+recipe, ``--gold FILE`` the judge-error gold counts (:func:`evalbayes.models.designs.judge_data`).
 
 Tables are read by :func:`evalbayes.io.read_table` (CSV/TSV, ``.gz``, Parquet, JSON Lines).
 A design flag implies its model when ``--model`` is not given; with another model it is an
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from evalbayes.data import EvalData
-    from evalbayes.models.base import Model
+    from evalbayes.models._base import Model
 
 __all__ = ["DESIGN_FLAGS", "add_design_args", "apply_designs", "design_model", "given_flags"]
 
@@ -121,7 +121,7 @@ def _read(path: str, columns: tuple[str, ...], labels: tuple[str, ...]) -> pd.Da
 
 
 def _line(path: str, pos: int) -> str:
-    from evalbayes.io.tables import line_of
+    from evalbayes.io._tables import line_of
 
     return line_of(path, pos)
 
@@ -169,7 +169,7 @@ def _compile(pattern: str, flag: str, groups: tuple[str, ...]) -> re.Pattern[str
 
 # ---------------------------------------------------------------------------- the designs
 def _factors(args: argparse.Namespace, data: EvalData, model: Any) -> EvalData:
-    from evalbayes.models.factorial import add_factors, factors_from_system_names
+    from evalbayes.models.designs._factorial import add_factors, factors_from_system_names
 
     names = (model.model_coord, model.harness_coord)
     if args.factors is not None:
@@ -231,7 +231,7 @@ def _recipes(args: argparse.Namespace, data: EvalData, model: Any) -> EvalData:
 
 
 def _gold(args: argparse.Namespace, data: EvalData) -> EvalData:
-    from evalbayes.models.judge import GOLD_VARS, judge_data
+    from evalbayes.models.designs._judge_error import GOLD_VARS, judge_data
 
     if args.gold is None:
         if all(name in data.dataset for name in GOLD_VARS):

@@ -11,7 +11,7 @@ from evalbayes.cli._common import CLIError, warn
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from evalbayes.results import Posterior
+    from evalbayes.results._posterior import Posterior
 
 
 TABLE_LABEL_WIDTH = 80  # longest name shown whole in a text table
@@ -29,8 +29,8 @@ def load_fit(path: str) -> Posterior:
     """Load a saved fit (tamper checks are the loader's)."""
     import warnings
 
-    from evalbayes.diagnostics import ConvergenceWarning
-    from evalbayes.persist import load
+    from evalbayes._persist import load
+    from evalbayes.results._diagnostics import ConvergenceWarning
 
     with warnings.catch_warnings():  # check_fit reports the diagnostics on stderr
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -71,7 +71,7 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
     else:
         import pandas as pd
 
-        from evalbayes.names import display_label
+        from evalbayes._core.names import display_label
 
         # a readable view: long names shortened (kept distinct), control characters escaped
         # so a name cannot drive the terminal; CSV and JSON keep every name in full

@@ -7,11 +7,11 @@ import argparse
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
+from evalbayes._core.names import MCMC_METHODS, METHODS, SAMPLER_DEFAULTS
 from evalbayes.cli._common import CLIError, add_seed_arg, non_negative_int, positive_int
-from evalbayes.names import MCMC_METHODS, METHODS, SAMPLER_DEFAULTS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evalbayes.models.base import Model
+    from evalbayes.models._base import Model
 
 
 def add_sampler_args(parser: argparse.ArgumentParser, spec: bool = False) -> None:
@@ -52,3 +52,12 @@ def sampler_options(args: argparse.Namespace, spec: dict[str, Any], model: Model
     if options["method"] == "numpyro" and importlib.util.find_spec("numpyro") is None:
         raise CLIError("--method numpyro needs the JAX extra: pip install 'evalbayes[jax]'")
     return options
+
+
+def model_help(purpose: str = "") -> str:
+    """``--model`` help, read from the registry (:data:`evalbayes.models.REGISTRY`)."""
+    from evalbayes.models import REGISTRY
+
+    names = ", ".join(entry.name for entry in REGISTRY)
+    return (f"{purpose}default: rate-grid for two or more systems, beta-binomial for one; "
+            f"known: {names} (a design flag implies its model)")

@@ -1,7 +1,7 @@
-"""Bundled example datasets: ``load(name)`` and ``list()``.
+"""Bundled example datasets: ``load(name)``, ``names()`` and ``table()``.
 
 Only data whose licence allows redistribution are bundled; each entry records its
-provenance and licence, shown by :func:`list` (licence texts in ``data/ATTRIBUTION.md``).
+provenance and licence, shown by :func:`table` (licence texts in ``data/ATTRIBUTION.md``).
 
 - ``tinyagent``: the counts printed in chapter 17 of the seeds (worked examples).
 - ``tau_bench_airline``: tau-bench gpt-4o airline trials, 50 tasks x 4 trials (MIT); the
@@ -12,7 +12,6 @@ provenance and licence, shown by :func:`list` (licence texts in ``data/ATTRIBUTI
 
 from __future__ import annotations
 
-import builtins
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -21,7 +20,7 @@ import pandas as pd
 
 from evalbayes.data import EvalData
 
-__all__ = ["DatasetInfo", "list", "load", "load_frame"]
+__all__ = ["DatasetInfo", "load", "load_frame", "names", "table"]
 
 
 @dataclass(frozen=True)
@@ -88,7 +87,12 @@ _REGISTRY: dict[str, DatasetInfo] = {
 }
 
 
-def list() -> pd.DataFrame:
+def names() -> list[str]:
+    """Names of the bundled datasets (what :func:`load` and ``dataset:NAME`` take)."""
+    return [*_REGISTRY]
+
+
+def table() -> pd.DataFrame:
     """Table of bundled datasets with provenance and licence."""
     rows = [
         {
@@ -106,7 +110,7 @@ def list() -> pd.DataFrame:
 
 def _info(name: str) -> DatasetInfo:
     if name not in _REGISTRY:
-        raise ValueError(f"unknown dataset {name!r}; bundled: {builtins.list(_REGISTRY)}")
+        raise ValueError(f"unknown dataset {name!r}; bundled: {names()}")
     return _REGISTRY[name]
 
 
@@ -128,7 +132,7 @@ def load(name: str, **filters: Any) -> EvalData:
     Parameters
     ----------
     name : str
-        A name from :func:`list`.
+        A name from :func:`names`.
     **filters
         Column values to select rows, e.g. ``experiment="sec17.1"``; the dataset's defaults
         apply to columns not given. Pass ``column=None`` to keep every value of a default.
@@ -142,14 +146,14 @@ def load(name: str, **filters: Any) -> EvalData:
             continue
         if col not in frame.columns:
             raise ValueError(f"dataset {name!r} has no column {col!r}")
-        values = value if isinstance(value, (builtins.list, tuple)) else [value]
+        values = value if isinstance(value, (list, tuple)) else [value]
         known = sorted(frame[col].astype(str).unique())
         unknown = [v for v in values if str(v) not in known]
         if unknown:
             raise ValueError(f"dataset {name!r}: {col} has no value {unknown}; known: {known}")
         frame = frame[frame[col].astype(str).isin([str(v) for v in values])]
     options: dict[str, Any] = {
-        key: (builtins.list(v) if isinstance(v, tuple) else v) for key, v in info.options
+        key: (list(v) if isinstance(v, tuple) else v) for key, v in info.options
     }
     if info.level == "trials":
         return EvalData.from_trials(frame.reset_index(drop=True), **options)

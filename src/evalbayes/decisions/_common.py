@@ -1,4 +1,4 @@
-"""Shared helpers of the decision modules: validators and draws of a difference."""
+"""Shared helpers of the decision modules: design grids and draws of a difference."""
 
 from __future__ import annotations
 
@@ -6,40 +6,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalbayes._core.names import check_count
+
 if TYPE_CHECKING:  # pragma: no cover
-    from evalbayes.comparison import Comparison
-    from evalbayes.results import Posterior
-
-
-def check_prob(value: Any, name: str, *, open_low: bool = True) -> float:
-    """A probability in (0, 1) (or [0, 1) with ``open_low=False``)."""
-    out = float(value)
-    low_ok = out > 0.0 if open_low else out >= 0.0
-    if not (np.isfinite(out) and low_ok and out < 1.0):
-        raise ValueError(f"{name} must lie in {'(' if open_low else '['}0, 1), got {value!r}")
-    return out
-
-
-def check_nonneg(value: Any, name: str) -> float:
-    out = float(value)
-    if not np.isfinite(out) or out < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return out
-
-
-def check_int(value: Any, name: str, low: int = 1) -> int:
-    if isinstance(value, bool) or int(value) != value or int(value) < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+    from evalbayes.results._comparison import Comparison
+    from evalbayes.results._posterior import Posterior
 
 
 def check_grid(values: Any, name: str, low: int = 1) -> list[int]:
     """A design grid: one integer or a non-empty sequence of integers ``>= low``, returned
-    sorted without repeats (:func:`check_int` on each)."""
+    sorted without repeats (:func:`~evalbayes._core.names.check_count` on each)."""
     items = [values] if np.ndim(values) == 0 else list(values)
     if not items:
         raise ValueError(f"{name} must not be empty")
-    return sorted({check_int(v, name, low) for v in items})
+    return sorted({check_count(v, name, low) for v in items})
 
 
 def difference_draws(
@@ -55,7 +35,7 @@ def difference_draws(
 
     Returns the draws and a description (metric, k, estimand, label, approximate).
     """
-    from evalbayes.comparison import Comparison, compare
+    from evalbayes.results._comparison import Comparison, compare
 
     if not isinstance(source, Comparison):
         source = compare(

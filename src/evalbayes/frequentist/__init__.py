@@ -9,25 +9,25 @@ training-seed noise. :func:`pass_curve` and :func:`pass_rates` wrap them for
 ``docs/frequentist.md``.
 """
 
-from evalbayes.frequentist.bootstrap import (
+from evalbayes.frequentist._bootstrap import (
     BootstrapResult,
     bootstrap_ci,
     episode_bootstrap_ci,
     paired_bootstrap_ci,
     task_bootstrap_ci,
 )
-from evalbayes.frequentist.correlation import IntraTaskCorrelation, intra_task_correlation
-from evalbayes.frequentist.gate import (
+from evalbayes.frequentist._correlation import IntraTaskCorrelation, intra_task_correlation
+from evalbayes.frequentist._gate import (
     GateCounts,
     GateResult,
     gate_counts,
     ship_gate,
     smallest_clean_win,
 )
-from evalbayes.frequentist.intervals import Interval, clopper_pearson_interval, wilson_interval
-from evalbayes.frequentist.judge import KappaResult, RoganGladenResult, cohen_kappa, rogan_gladen
-from evalbayes.frequentist.multiple import MultipleTestResult, benjamini_hochberg, holm
-from evalbayes.frequentist.paired import (
+from evalbayes.frequentist._intervals import Interval, clopper_pearson_interval, wilson_interval
+from evalbayes.frequentist._judge import KappaResult, RoganGladenResult, cohen_kappa, rogan_gladen
+from evalbayes.frequentist._multiple import MultipleTestResult, benjamini_hochberg, holm
+from evalbayes.frequentist._paired import (
     McNemarResult,
     NonInferiorityResult,
     PairedComparison,
@@ -41,7 +41,7 @@ from evalbayes.frequentist.paired import (
     paired_verdict,
     sign_flip_test,
 )
-from evalbayes.frequentist.passk import (
+from evalbayes.frequentist._passk import (
     mean_pass_at_k,
     mean_pass_hat_k,
     mean_pass_rate,
@@ -51,7 +51,7 @@ from evalbayes.frequentist.passk import (
     pass_hat_k_plugin,
     pooled_pass_rate,
 )
-from evalbayes.frequentist.power import (
+from evalbayes.frequentist._power import (
     McNemarMDE,
     difference_se,
     mcnemar_mde,
@@ -60,16 +60,16 @@ from evalbayes.frequentist.power import (
     required_units,
     two_proportion_sample_size,
 )
-from evalbayes.frequentist.ppi import PPIResult, ppi_lambda, ppi_mean
-from evalbayes.frequentist.summary import pass_curve, pass_rates
-from evalbayes.frequentist.training_seeds import (
+from evalbayes.frequentist._ppi import PPIResult, ppi_lambda, ppi_mean
+from evalbayes.frequentist._summary import pass_curve, pass_rates
+from evalbayes.frequentist._training_seeds import (
     RecipeDifference,
     TrainingNoise,
     recipe_difference,
     recipe_difference_se,
     training_noise,
 )
-from evalbayes.frequentist.variance_components import (
+from evalbayes.frequentist._variance_components import (
     AnovaComponents,
     empirical_logit,
     factorial_anova,

@@ -17,9 +17,6 @@ __all__ = [
     "as_integral",
     "as_k",
     "as_values",
-    "check_alpha",
-    "check_ci_prob",
-    "check_positive_int",
     "where",
 ]
 
@@ -146,26 +143,3 @@ def as_clusters(clusters: Any, size: int) -> tuple[np.ndarray, np.ndarray]:
     remap = np.empty_like(order)
     remap[order] = np.arange(order.size)
     return remap[codes.reshape(-1)], uniques[order]
-
-
-def check_ci_prob(ci_prob: float) -> float:
-    """``0 < ci_prob < 1``."""
-    value = float(ci_prob)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"ci_prob must be strictly between 0 and 1, got {ci_prob}")
-    return value
-
-
-def check_alpha(alpha: float, name: str = "alpha") -> float:
-    """``0 < alpha < 1``."""
-    value = float(alpha)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"{name} must be strictly between 0 and 1, got {alpha}")
-    return value
-
-
-def check_positive_int(value: Any, name: str) -> int:
-    """A positive int (bools refused)."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return int(value)

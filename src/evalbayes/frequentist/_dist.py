@@ -1,7 +1,7 @@
 """The few distribution functions the cross-checks need, on :mod:`scipy.special` only.
 
 ``scipy.stats`` takes about a second to import; these wrappers keep ``evalbayes crosscheck``
-starting fast. Each is checked against ``scipy.stats`` in ``tests/test_frequentist_dist.py``.
+starting fast. Each is checked against ``scipy.stats`` in ``tests/frequentist/test_dist.py``.
 """
 
 from __future__ import annotations

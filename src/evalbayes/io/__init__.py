@@ -2,13 +2,13 @@
 
 :func:`read` is the entry point for every format (detected by default); the per-format
 readers take the same options. Each format is an options dataclass plus a record parser
-(``evalbayes.io._protocol``), listed in ``evalbayes.io.registry``; :func:`reader_options`
-lists every format's options. See ``docs/io.md`` for the input rules and the error catalogue.
+(:class:`Reader`, :class:`LogOptions`, :func:`option`: the reader author's kit, with
+:func:`load_json`, :func:`read_jsonl` and :class:`LogError`), listed in one registry;
+:func:`reader_options` lists every format's options. See ``docs/io.md`` for the input rules
+and the error catalogue.
 """
 
-from evalbayes.io._common import LogError, LogWarning
-from evalbayes.io._protocol import OptionSpec, UnknownOptionError
-from evalbayes.io.auto import (
+from evalbayes.io._auto import (
     FORMATS,
     OneTaskWarning,
     convert,
@@ -28,28 +28,44 @@ from evalbayes.io.auto import (
     swe_bench_trials,
     terminal_bench_trials,
 )
-from evalbayes.io.lm_eval import LmEvalRepeatsWarning
-from evalbayes.io.registry import reader_options
-from evalbayes.io.swe_bench import read_universe
-from evalbayes.io.tables import read_table, write_table
+from evalbayes.io._common import LogError, LogWarning
+from evalbayes.io._json import load_json, read_jsonl
+from evalbayes.io._lm_eval import LmEvalRepeatsWarning
+from evalbayes.io._protocol import (
+    LogOptions,
+    OptionSpec,
+    Parsed,
+    Reader,
+    UnknownOptionError,
+    option,
+)
+from evalbayes.io._registry import reader_options
+from evalbayes.io._swe_bench import read_universe
+from evalbayes.io._tables import read_table, write_table
 
 __all__ = [
     "FORMATS",
     "LmEvalRepeatsWarning",
     "LogError",
+    "LogOptions",
     "LogWarning",
     "OneTaskWarning",
     "OptionSpec",
+    "Parsed",
+    "Reader",
     "UnknownOptionError",
     "convert",
     "detect_format",
     "helm_trials",
     "inspect_trials",
     "lm_eval_trials",
+    "load_json",
+    "option",
     "read",
     "read_counts",
     "read_helm",
     "read_inspect",
+    "read_jsonl",
     "read_lm_eval",
     "read_swe_bench",
     "read_table",

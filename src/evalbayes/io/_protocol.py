@@ -8,7 +8,7 @@ A format module defines
   the per-format functions' signatures and docstrings, :func:`reader_options` (for the
   CLI) and ``docs/io.md`` are all derived from it;
 * a **parser** ``parse(source, options) -> Parsed``: the records of one file;
-* a :class:`Reader` tying them together, listed by name in ``evalbayes.io.registry``.
+* a :class:`Reader` tying them together, listed by name in ``evalbayes.io._registry``.
 
 :func:`gather` is the one loop over files: it parses every file, names systems
 (``system=``), checks the mapping, refuses files with no records and hands the records to

@@ -1,42 +1,94 @@
-"""Model registry: ``get_model(name)`` maps a name (as in ``models/*.toml``) to its class."""
+"""The stable models and their registry: ``get_model(name)`` maps a name (as in
+``models/*.toml`` and the CLI's ``--model``) to its class.
+
+One table, :data:`REGISTRY`, is the only place a model is listed: :func:`model_names`,
+:func:`get_model`, :func:`model_from_config`, this package's lazy attributes and ``__all__``,
+and the CLI's ``--model`` help are all read from it. A model family is a sub-package
+(``beta_binomial``, ``rate_grid``, ``irt``, ``designs``); families never import each other,
+and numerics two families share live in ``models/_<what it computes>.py``. Models under
+evaluation are in :mod:`evalbayes.experimental`, not here.
+
+Model authors build on :class:`Model`, :class:`ModelInputs` and the helpers exported here
+(``docs/new_model.md``).
+"""
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass, field
 from typing import Any
 
-from evalbayes.models.base import Model
+from evalbayes.models._base import (
+    Model,
+    ModelInputs,
+    RowExpectations,
+    binomial_log_choose,
+    observed_cells,
+    population_pairing_of,
+    require_observed,
+)
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One registry line: the name users type, where its class lives, the settings the name
+    fixes (``irt-2pl`` is ``IRTModel(kind="2pl")``) and a line of help."""
+
+    name: str
+    package: str
+    cls: str
+    help: str
+    fixed: dict[str, Any] = field(default_factory=dict)
+
+
+#: The registry: one line per model name, in the order the CLI lists them.
+REGISTRY: tuple[ModelEntry, ...] = (
+    ModelEntry("rate-grid", "evalbayes.models.rate_grid", "RateGridModel",
+               "per-system smooth rate distribution (default for 2+ systems)"),
+    ModelEntry("beta-binomial", "evalbayes.models.beta_binomial", "BetaBinomialModel",
+               "Beta-Binomial hierarchy (default for 1 system; exact, seconds)"),
+    ModelEntry("irt-1pl", "evalbayes.models.irt", "IRTModel", "item response theory, 1PL",
+               {"kind": "1pl"}),
+    ModelEntry("irt-2pl", "evalbayes.models.irt", "IRTModel", "item response theory, 2PL",
+               {"kind": "2pl"}),
+    ModelEntry("irt-3pl", "evalbayes.models.irt", "IRTModel",
+               "item response theory, 3PL (guessing floor)", {"kind": "3pl"}),
+    ModelEntry("factorial", "evalbayes.models.designs", "FactorialModel",
+               "model x harness factorial design"),
+    ModelEntry("training-seeds", "evalbayes.models.designs", "TrainingSeedsModel",
+               "recipes x training runs (run-to-run noise)"),
+    ModelEntry("judge-error", "evalbayes.models.designs", "JudgeErrorModel",
+               "pass rates through an imperfect judge"),
+)  # fmt: skip
+
+#: Names of models that were retired, with what to use instead (``load`` says so).
+RETIRED: dict[str, str] = {
+    "task-effects": "retired after measurement (benchmarks/experimental/); refit with "
+    "'rate-grid' (the default) or 'irt-1pl'",
+    "task-grid": "retired after measurement (benchmarks/experimental/); refit with "
+    "'rate-grid' (broken = true for tasks broken for every system)",
+}
+
+_BY_NAME = {entry.name: entry for entry in REGISTRY}
+_CLASSES = {entry.cls: entry.package for entry in REGISTRY}
 
 __all__ = [
-    "BetaBinomialModel",
-    "FactorialModel",
-    "IRTModel",
-    "JudgeModel",
+    "REGISTRY",
     "Model",
-    "RateGridModel",
-    "SeedModel",
-    "TaskEffectsModel",
-    "TaskGridModel",
+    "ModelEntry",
+    "ModelInputs",
+    "RowExpectations",
+    *sorted(_CLASSES),
+    "binomial_log_choose",
     "default_model",
     "default_model_name",
     "get_model",
     "model_from_config",
     "model_names",
+    "observed_cells",
+    "population_pairing_of",
+    "require_observed",
 ]
-
-# name -> (module, class, fixed settings)
-_REGISTRY: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "beta-binomial": ("evalbayes.models.beta_binomial", "BetaBinomialModel", {}),
-    "irt-1pl": ("evalbayes.models.irt", "IRTModel", {"kind": "1pl"}),
-    "irt-2pl": ("evalbayes.models.irt", "IRTModel", {"kind": "2pl"}),
-    "irt-3pl": ("evalbayes.models.irt", "IRTModel", {"kind": "3pl"}),
-    "factorial": ("evalbayes.models.factorial", "FactorialModel", {}),
-    "training-seeds": ("evalbayes.models.training_seeds", "SeedModel", {}),
-    "judge-error": ("evalbayes.models.judge", "JudgeModel", {}),
-    "task-effects": ("evalbayes.models.task_effects", "TaskEffectsModel", {}),
-    "rate-grid": ("evalbayes.models.rate_grid", "RateGridModel", {}),
-    "task-grid": ("evalbayes.models.task_grid", "TaskGridModel", {}),
-}
 
 
 def default_model_name(n_systems: int) -> str:
@@ -46,7 +98,7 @@ def default_model_name(n_systems: int) -> str:
     Two or more systems: ``"rate-grid"``: each system's own smooth rate distribution (its
     pass@k intervals hold beyond ``k = n`` on real benchmarks; tasks broken for every system
     are an option, ``broken=True``), and population comparisons paired through the shared tasks
-    (models/README.md, benchmarks/validity.md). One system: ``"beta-binomial"`` (partial
+    (models/README.md, benchmarks/validity/). One system: ``"beta-binomial"`` (partial
     pooling; conjugate, exact in seconds, and nothing to pair).
     """
     if isinstance(n_systems, bool) or int(n_systems) != n_systems or n_systems < 1:
@@ -62,50 +114,50 @@ def default_model(data: Any) -> Model:
 
 def model_names() -> list[str]:
     """Names accepted by :func:`get_model` and the CLI's ``--model``."""
-    return list(_REGISTRY)
+    return [entry.name for entry in REGISTRY]
+
+
+def _entry(name: str) -> ModelEntry:
+    if name in RETIRED:
+        raise ValueError(f"model {name!r} was {RETIRED[name]}")
+    if name not in _BY_NAME:
+        raise ValueError(f"unknown model {name!r}; known: {model_names()}")
+    return _BY_NAME[name]
+
+
+def _class(entry: ModelEntry) -> type[Model]:
+    cls: type[Model] = getattr(importlib.import_module(entry.package), entry.cls)
+    return cls
 
 
 def get_model(name: str, **settings: Any) -> Model:
     """A model instance by registry name, e.g. ``get_model("irt-2pl")``."""
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown model {name!r}; known: {model_names()}")
-    module, cls_name, fixed = _REGISTRY[name]
-    cls = getattr(importlib.import_module(module), cls_name)
-    return cls(**{**fixed, **settings})
+    entry = _entry(name)
+    return _class(entry)(**{**entry.fixed, **settings})
 
 
 def model_from_config(config: dict[str, Any]) -> Model:
     """Rebuild a model from its ``to_config()`` dict (or a TOML spec with a ``model`` key)."""
     if "model" not in config:
         raise ValueError("a model config needs a 'model' key, e.g. model = 'beta-binomial'")
-    name = config["model"]
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown model {name!r}; known: {model_names()}")
-    module, cls_name, fixed = _REGISTRY[name]
-    cls = getattr(importlib.import_module(module), cls_name)
-    for key, value in fixed.items():
+    entry = _entry(config["model"])
+    for key, value in entry.fixed.items():
         if key in config and config[key] != value:
-            raise ValueError(f"model {name!r} has {key}={value!r}, the config says {config[key]!r}")
-    return cls.from_config({**config, **fixed, "model": cls.name})
+            raise ValueError(
+                f"model {entry.name!r} has {key}={value!r}, the config says {config[key]!r}"
+            )
+    cls = _class(entry)
+    return cls.from_config({**config, **entry.fixed, "model": entry.name})
 
 
 def __getattr__(name: str) -> Any:
-    if name == "BetaBinomialModel":
-        from evalbayes.models.beta_binomial import BetaBinomialModel
-
-        return BetaBinomialModel
-    if name == "IRTModel":
-        from evalbayes.models.irt import IRTModel
-
-        return IRTModel
-    lazy = {
-        "FactorialModel": "evalbayes.models.factorial",
-        "SeedModel": "evalbayes.models.training_seeds",
-        "JudgeModel": "evalbayes.models.judge",
-        "TaskEffectsModel": "evalbayes.models.task_effects",
-        "RateGridModel": "evalbayes.models.rate_grid",
-        "TaskGridModel": "evalbayes.models.task_grid",
-    }
-    if name in lazy:
-        return getattr(importlib.import_module(lazy[name]), name)
+    """The model classes, imported on first use (``evalbayes.models.RateGridModel``)."""
+    if name in _CLASSES:
+        value = getattr(importlib.import_module(_CLASSES[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'evalbayes.models' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.text import Text
 from matplotlib.ticker import FixedFormatter
 
-from evalbayes.names import display_label
+from evalbayes._core.names import display_label
 
 __all__ = ["ESTIMAND_SHORT", "MAX_LINE", "finish", "get_axes", "plot_label", "title_suffix"]
 
@@ -43,7 +43,7 @@ def title_suffix(estimand: Any, approximate: bool) -> str:
 
 
 def plot_label(name: Any) -> str:
-    """A system or task name for a plot: :func:`evalbayes.names.display_label` (short,
+    """A system or task name for a plot: :func:`evalbayes._core.names.display_label` (short,
     printable, long names kept distinct), with ``$`` escaped while mathtext is on, so
     ``$alpha$`` prints as written instead of being parsed (or failing to parse) as TeX."""
     text = display_label(name)

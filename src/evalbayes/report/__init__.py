@@ -8,7 +8,7 @@ detectable effect; items (IRT fits); diagnostics and the posterior predictive ch
 stated harness and protocol; how to read it. See ``docs/report.md``.
 """
 
-from evalbayes.report.build import build_report, markdown_path, write_report
-from evalbayes.report.meta import ProtocolMeta, read_meta
+from evalbayes.report._build import build_report, markdown_path, write_report
+from evalbayes.report._meta import ProtocolMeta, read_meta
 
 __all__ = ["ProtocolMeta", "build_report", "markdown_path", "read_meta", "write_report"]

@@ -12,8 +12,8 @@ computation). ``evalbayes.frequentist`` does not import this package (it sits ab
 estimators); import it as ``from evalbayes.frequentist.crosscheck import crosscheck``.
 """
 
-from evalbayes.frequentist.crosscheck.build import crosscheck
-from evalbayes.frequentist.crosscheck.report import (
+from evalbayes.frequentist.crosscheck._build import crosscheck
+from evalbayes.frequentist.crosscheck._report import (
     SATURATED_SHARE,
     SMALL_SUITE,
     ComparisonCrosscheck,

@@ -1,0 +1,44 @@
+"""``evalbayes compare FIT [A B]``: P(B > A), B - A, rope and expected loss."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalbayes._core.names import ESTIMANDS, METRICS
+from evalbayes.cli._common import CLIError, add_fit_arg, add_format_arg, ks, output_format
+from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit, write_text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_fit_arg(parser)
+    parser.add_argument("systems", nargs="*", metavar="SYSTEM", help="A B (default: all pairs)")
+    add_format_arg(parser)
+    parser.add_argument("--k", type=float, nargs="+", help="k values (default 1)")
+    parser.add_argument("--metric", choices=METRICS, default=METRICS[0])
+    parser.add_argument("--estimand", choices=ESTIMANDS, default=ESTIMANDS[0])
+    parser.add_argument("--rope", type=float, default=0.01, help="region of practical equivalence")
+    parser.add_argument("--ci-prob", type=float, default=0.95, help="interval probability")
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalbayes.results._comparison import compare
+
+    output = output_format(args)
+    check_output_path(args.output)
+    systems = list(args.systems) if args.systems else None
+    if systems is not None and len(systems) != 2:
+        raise CLIError("compare takes either no systems (all pairs) or exactly two: A B")
+    posterior = load_fit(args.fit)
+    code = check_fit(posterior, args.strict)
+    comparison = compare(
+        posterior, metric=args.metric, k=ks(args.k, (1,)), estimand=args.estimand,
+        rope=args.rope, ci_prob=args.ci_prob, systems=systems,
+    )  # fmt: skip
+    table = comparison.to_frame()
+    if systems is not None:
+        baseline, system = systems
+        table = table[(table["system"] == system) & (table["baseline"] == baseline)]
+    if output == "table":
+        write_text(comparison.summary() + "\n", None)
+    emit(table, output, args.output)
+    return code

@@ -1,0 +1,127 @@
+"""``evalbayes plot FIT``: pass@k bands, comparisons, posterior predictive checks, items, the
+fitted rate distributions."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalbayes._core.names import ESTIMANDS, METRICS, check_metric
+from evalbayes.cli._common import CLIError, ks, warn
+from evalbayes.cli._output import check_fit, check_output_path, load_fit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalbayes.data import EvalData
+    from evalbayes.results._posterior import Posterior
+
+KINDS = ("pass-at-k", "pass-hat-k", "comparison", "matrix", "ppc", "items", "wright", "rates")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("fit", help="a fit saved by `evalbayes fit` (NetCDF)")
+    parser.add_argument("--kind", default="pass-at-k", choices=KINDS)
+    parser.add_argument("--k", type=float, nargs="+", help="k values (default 1 2 4 ... 64)")
+    parser.add_argument("--metric", choices=METRICS, default=METRICS[0])
+    parser.add_argument("--estimand", choices=ESTIMANDS, default=ESTIMANDS[0])
+    parser.add_argument("--system", default=None,
+                        help="--kind ppc: only this system (default: one panel per system); "
+                        "--kind rates: only this system (default: all)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when the fit failed its convergence diagnostics")
+    parser.add_argument("-o", "--output", default=None, help="PNG/SVG/PDF file")
+
+
+def run(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    out = Path(args.output or f"{Path(args.fit).stem}-{args.kind}.png")
+    check_output_path(out)
+    posterior = load_fit(args.fit)
+    code = check_fit(posterior, args.strict)
+    figure = _draw(posterior, args, ks(args.k, (1, 2, 4, 8, 16, 32, 64)))
+    figure.savefig(out, dpi=150, bbox_inches="tight")
+    warn(f"wrote {out}")
+    return code
+
+
+def _draw(posterior: Posterior, args: argparse.Namespace, k: list[float]) -> Any:
+    from evalbayes import plots
+
+    kind = args.kind
+    if kind in ("pass-at-k", "pass-hat-k"):
+        metric = "pass@k" if kind == "pass-at-k" else "pass^k"
+        draws = posterior.curve(metric, k, estimand=args.estimand)
+        unbiased = _unbiased_points(posterior.data, k, metric) if args.estimand == "tasks" else None
+        plot = plots.plot_pass_at_k if metric == "pass@k" else plots.plot_pass_hat_k
+        return plot(draws, unbiased=unbiased).figure
+    if kind in ("comparison", "matrix"):
+        from evalbayes.results._comparison import compare
+
+        comparison = compare(posterior, metric=args.metric, k=k[:1], estimand=args.estimand)
+        draw = plots.plot_comparison if kind == "comparison" else plots.plot_superiority_matrix
+        return draw(comparison).figure
+    if kind == "ppc":
+        return _ppc(posterior, args.system)
+    if kind == "rates":
+        return _rates(posterior, args.system)
+    from evalbayes.models.irt._items import IRTPosterior
+
+    if not isinstance(posterior, IRTPosterior):
+        raise CLIError(f"--kind {kind} needs an IRT fit, this is {posterior.model.name}")
+    if kind == "items":
+        return plots.plot_item_difficulty(posterior.items()).figure
+    return plots.plot_wright_map(posterior.abilities(), posterior.items()).figure
+
+
+def _rates(posterior: Posterior, system: str | None) -> Any:
+    """Each system's fitted rate distribution (models with ``rate_distribution``: rate-grid),
+    or only ``system``'s."""
+    from evalbayes import plots
+
+    if not hasattr(posterior.model, "rate_distribution"):
+        raise CLIError(f"--kind rates needs a rate-grid fit (--model rate-grid), this is "
+                       f"{posterior.model.name}")
+    g = posterior.model.rate_distribution(posterior.posterior)
+    if system is not None:
+        if system not in posterior.data.systems:
+            raise CLIError(f"--system {system!r} is not in the fit; systems: "
+                           f"{', '.join(posterior.data.systems)}")
+        g = g.sel(system=[system])
+    trials = int(posterior.data.n.values.max())
+    return plots.plot_rate_distribution(g, trials=trials).figure
+
+
+def _ppc(posterior: Posterior, system: str | None) -> Any:
+    """One panel per system (or only ``system``), stacked."""
+    import matplotlib.pyplot as plt
+
+    from evalbayes import plots
+
+    systems = list(posterior.data.systems)
+    if system is not None:
+        if system not in systems:
+            raise CLIError(f"--system {system!r}: not in the fit; systems: {systems}")
+        systems = [system]
+    check = posterior.ppc()
+    figure, axes = plt.subplots(len(systems), 1, figsize=(7.0, 3.8 * len(systems)),
+                                layout="constrained", squeeze=False)
+    for name, ax in zip(systems, axes[:, 0], strict=True):
+        plots.plot_ppc(check, system=name, ax=ax)
+    return figure
+
+
+def _unbiased_points(data: EvalData, k: Sequence[float], metric: str) -> Any:
+    """Unbiased estimates (system, k) where k <= every observed n; None when there are none."""
+    import numpy as np
+
+    from evalbayes.frequentist import pass_curve
+
+    n_min = int(data.n.values[data.n.values > 0].min())
+    valid = [v for v in k if float(v).is_integer() and v <= n_min]
+    if not valid:
+        return None
+    curve = pass_curve(data, valid, metric=check_metric(metric))
+    return curve.reindex(k=np.asarray(k, dtype=float))

@@ -1,0 +1,36 @@
+"""``evalbayes summary FIT``: per-system posterior summary of a fit."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalbayes._core.names import METRICS
+from evalbayes.cli._common import add_fit_arg, add_format_arg, ks, output_format
+from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_fit_arg(parser)
+    add_format_arg(parser)
+    parser.add_argument("--k", type=float, nargs="+", help="k values (default 1)")
+    parser.add_argument("--ci-prob", type=float, default=0.95, help="interval probability")
+
+
+def run(args: argparse.Namespace) -> int:
+    output = output_format(args)
+    check_output_path(args.output)
+    posterior = load_fit(args.fit)
+    code = check_fit(posterior, args.strict)
+    table = posterior.summary(k=ks(args.k, (1,)), metrics=METRICS, ci_prob=args.ci_prob)
+    emit(table, output, args.output, title=f"{posterior.label}\n{posterior.data!r}")
+    if output == "table":
+        print(f"diagnostics: {_diagnostics_line(posterior)}")
+    return code
+
+
+def _diagnostics_line(posterior) -> str:
+    if posterior.approximate:
+        return f"none ({posterior.label}: intervals are approximate)"
+    if not posterior.is_mcmc:
+        return "none needed (exact posterior draws)"
+    return str(posterior.diagnostics(warn=False))

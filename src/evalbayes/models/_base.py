@@ -1,0 +1,596 @@
+"""The model template: what every model shares, and the hooks a model supplies.
+
+A model is a frozen dataclass holding configuration only (priors, pooling, kind).
+``fit(data)`` is owned by :class:`Model`: it validates, runs inference and returns an
+immutable :class:`~evalbayes.results.Posterior` (or the model's typed subclass,
+``posterior_class``). Derived quantities are computed by the template from a few hooks, in
+NumPy, so that a saved fit can be reloaded and summarised without PyMC compiling anything.
+
+Hooks (``docs/new_model.md`` walks through a complete model):
+
+``inputs(data) -> ModelInputs`` and ``build(inputs) -> pymc.Model``
+    The PyMC model. The template compiles it once per configuration and shape and swaps the
+    ``pm.Data`` values for later fits (``run_inference``). A model with an exact posterior
+    overrides ``sample(data, sampler)`` instead.
+``posterior_vars(data) -> list[str]``
+    Variables kept in the ``posterior`` group.
+``rates(posterior, data, seed, tasks) -> ndarray (chain, draw, system, len(tasks))``
+    Draws of each cell's success probability for a slice of tasks (deterministic given
+    ``seed`` and the slice): the "tasks" estimand, ``success_prob`` and the posterior
+    predictive are built on it.
+``population_curve(posterior, data, k, metric) -> ndarray (chain, draw, system, k)``
+    pass@k / pass^k of a new task drawn from the task population; models without a
+    population estimand return ``estimands() == ("tasks",)`` and skip it. A model whose
+    systems share no parameter can still pair its population comparisons through the tasks
+    (``population_pairing``): ``"bootstrap"`` replaces the hook by the Bayesian bootstrap of
+    the observed tasks (:func:`bayesian_bootstrap_weights`: one set of task weights per
+    draw, shared by every system); ``"coupled"`` keeps the hook's per-system draws and
+    reorders them to follow the bootstrap's ranks (:func:`couple_to_reference`), taken from
+    ``row_expectations`` where the model has that optional hook.
+``cell_log_likelihood(posterior, data, s_idx, t_idx) -> ndarray (chain, draw, cell)``
+    Pointwise log-likelihood of the observed cells, for PSIS-LOO.
+
+PyMC, pytensor and nutpie are imported by :mod:`evalbayes.inference` and inside ``build``,
+never at module import.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+import xarray as xr
+from scipy import sparse
+from scipy.special import gammaln
+
+from evalbayes._core.names import (
+    CHUNK_NUMBERS,
+    ESTIMANDS,
+    SAMPLER_DEFAULTS,
+    Method,
+    check_estimand,
+    check_k,
+    check_metric,
+    check_population,
+)
+from evalbayes.data import EvalData
+from evalbayes.inference import (
+    SamplerConfig,
+    config_hash,
+    padded_size,
+    resolve_seed,
+    run_inference,
+)
+from evalbayes.results._posterior import Posterior
+
+__all__ = [
+    "Model",
+    "ModelInputs",
+    "RowExpectations",
+    "bayesian_bootstrap_weights",
+    "binomial_log_choose",
+    "couple_to_reference",
+    "observed_cells",
+    "population_pairing_of",
+    "require_observed",
+    "task_chunks",
+    "weighted_row_average",
+]
+
+
+@dataclass(frozen=True)
+class ModelInputs:
+    """What ``build`` needs: ``pm.Data`` values and the shape that keys the compile cache.
+
+    Attributes
+    ----------
+    values : dict of str to numpy.ndarray
+        The ``pm.Data`` containers' values, by name (swapped into a cached compiled model).
+    shape_key : tuple
+        Everything besides the configuration that fixes the compiled graph's shapes
+        (padded sizes, counts of systems and tasks, structural switches).
+    extra : dict
+        Anything else ``build`` needs that is not a ``pm.Data`` value.
+    """
+
+    values: dict[str, np.ndarray]
+    shape_key: tuple[Any, ...]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def task_chunks(n_draws: int, n_units: int, n_tasks: int) -> list[slice]:
+    """Task slices such that one chunk of draws x units x tasks holds ~CHUNK_NUMBERS numbers.
+
+    The same slices for every caller, so curves, per-task curves and ``success_prob`` of one
+    fit share their rate draws.
+    """
+    size = max(1, CHUNK_NUMBERS // max(1, n_draws * n_units))
+    return [slice(i, min(n_tasks, i + size)) for i in range(0, n_tasks, size)]
+
+
+# The template's pairing (``Model.population_pairing``) of each ``population`` setting
+# (``names.POPULATIONS``) of a model whose systems share no parameter.
+_PAIRING = {"paired": "coupled", "independent": "none", "bayesian-bootstrap": "bootstrap"}
+
+
+def population_pairing_of(population: str) -> str:
+    """The template's pairing (``"coupled"``, ``"none"``, ``"bootstrap"``) of a
+    ``population`` setting (``"paired"``, ``"independent"``, ``"bayesian-bootstrap"``)."""
+    return _PAIRING[check_population(population)]
+
+
+def bayesian_bootstrap_weights(chains: int, draws: int, tasks: int, seed: int) -> np.ndarray:
+    """Dirichlet(1, ..., 1) weights over the tasks, one set per draw, ``(chain, draw, task)``.
+
+    The Bayesian bootstrap (D. B. Rubin, "The Bayesian bootstrap", *Annals of Statistics* 9,
+    1981, 130-134): the posterior of a population of tasks under a Dirichlet-process prior of
+    vanishing concentration puts weight ``w_t`` on observed task ``t``,
+    ``w ~ Dirichlet(1, ..., 1)``, drawn as normalised standard exponentials. A functional of
+    the population (mean pass@k) is then ``sum_t w_t f_t``. Deterministic given ``seed``.
+    """
+    rng = np.random.default_rng([int(seed), 17])
+    weights = rng.standard_exponential((chains, draws, tasks))
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def couple_to_reference(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Reorder the draws of ``values`` so that they follow the ranks of ``reference``.
+
+    Both have shape ``(chain, draw, *rest)``; each ``rest`` column is handled alone: the draw
+    holding the j-th smallest ``reference`` receives the j-th smallest ``values`` (ties in
+    ``reference`` broken by draw order). Every column's marginal distribution is unchanged
+    (the same multiset of draws); the dependence between columns becomes that of
+    ``reference`` (its rank correlations, exactly). This is the Schaake shuffle / empirical
+    copula coupling (M. Clark et al., "The Schaake shuffle", *J. Hydrometeorology* 5, 2004,
+    243-262; R. Schefzik, T. Thorarinsdottir and T. Gneiting, "Uncertainty quantification in
+    complex simulation models using ensemble copula coupling", *Statistical Science* 28, 2013,
+    616-640). Deterministic.
+    """
+    if values.shape != reference.shape:
+        raise ValueError(f"shapes differ: {values.shape} and {reference.shape}")
+    flat_values = values.reshape(values.shape[0] * values.shape[1], -1)
+    flat_reference = reference.reshape(flat_values.shape)
+    order = np.argsort(flat_reference, axis=0, kind="stable")
+    out = np.empty_like(flat_values)
+    np.put_along_axis(out, order, np.sort(flat_values, axis=0), axis=0)
+    return out.reshape(values.shape)
+
+
+class RowExpectations(NamedTuple):
+    """What the optional hook :meth:`Model.row_expectations` returns.
+
+    ``values`` (chain, draw, row, k): ``E[f(p) | parameters, n, c]`` per distinct observed
+    ``(system, n, c)`` row; ``row_of_cell`` (system, task): each cell's row, -1 where
+    unobserved; ``task_scale`` (chain, draw, task) or None: a per-draw factor of every cell
+    of a task, for models whose tasks carry a shared state (a task broken with conditional
+    probability ``q_t`` has cell means ``(1 - q_t) E[f(p) | solvable, n, c]``, since
+    ``f(0) = 0`` for pass@k and pass^k).
+    """
+
+    values: np.ndarray
+    row_of_cell: np.ndarray
+    task_scale: np.ndarray | None = None
+
+
+def weighted_row_average(
+    values: np.ndarray,
+    row_of_cell: np.ndarray,
+    weights: np.ndarray,
+    task_scale: np.ndarray | None = None,
+) -> np.ndarray:
+    """Each system's task average of per-row values under per-draw task weights.
+
+    ``values`` (chain, draw, row, k) holds a value per distinct ``(system, n, c)`` row,
+    ``row_of_cell`` (system, task) each cell's row (-1 unobserved), ``weights`` (chain, draw,
+    task) and ``task_scale`` (chain, draw, task; default 1) a factor of every cell of a task.
+    Returns ``sum_t w_t a_t values[row(s, t)] / sum_t w_t`` over the system's observed tasks
+    (``a`` = ``task_scale``), (chain, draw, system, k): the task weights are first summed per
+    row (one sparse product), so the cost is draws x (tasks + rows x k), not draws x cells x k.
+    """
+    chains, draws, rows, n_k = values.shape
+    n_sys, n_task = row_of_cell.shape
+    s_idx, t_idx = np.nonzero(row_of_cell >= 0)
+    to_rows = sparse.csr_matrix(
+        (np.ones(len(s_idx)), (t_idx, row_of_cell[s_idx, t_idx])), shape=(n_task, rows)
+    )
+    flat_weights = weights.reshape(chains * draws, n_task)
+    row_weight = np.asarray(flat_weights @ to_rows)  # (CD, row)
+    row_system = np.empty(rows, dtype=np.int64)
+    row_system[row_of_cell[s_idx, t_idx]] = s_idx
+    to_system = sparse.csr_matrix(
+        (np.ones(rows), (np.arange(rows), row_system)), shape=(rows, n_sys)
+    )
+    total = np.asarray(row_weight @ to_system)  # (CD, system)
+    if task_scale is not None:
+        row_weight = np.asarray((flat_weights * task_scale.reshape(flat_weights.shape)) @ to_rows)
+    out = np.empty((chains * draws, n_sys, n_k))
+    flat = values.reshape(chains * draws, rows, n_k)
+    for j in range(n_k):
+        out[..., j] = np.asarray((row_weight * flat[..., j]) @ to_system) / total
+    return out.reshape(chains, draws, n_sys, n_k)
+
+
+@dataclass(frozen=True)
+class Model(ABC):
+    """Base class of evalbayes models: configuration only, ``fit`` returns a Posterior."""
+
+    name: ClassVar[str]
+    posterior_class: ClassVar[type[Posterior]] = Posterior
+    approximate_ok: ClassVar[bool] = True
+
+    # --------------------------------------------------------------- configuration
+    def to_config(self) -> dict[str, Any]:
+        """The model's configuration as a JSON-serialisable dict (maps onto models/*.toml)."""
+        config: dict[str, Any] = {"model": self.name}
+        for key, value in asdict(self).items():
+            config[key] = list(value) if isinstance(value, tuple) else value
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Model:
+        """Rebuild a model from :meth:`to_config` output (unknown keys raise)."""
+        config = dict(config)
+        name = config.pop("model", cls.name)
+        if name != cls.name:
+            raise ValueError(f"config is for model {name!r}, not {cls.name!r}")
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(config) - known)
+        if unknown:
+            raise ValueError(f"unknown {cls.name} settings {unknown}; known: {sorted(known)}")
+        kwargs = {
+            key: tuple(value) if isinstance(value, list) else value for key, value in config.items()
+        }
+        return cls(**kwargs)
+
+    # --------------------------------------------------------------- fitting
+    def fit(
+        self,
+        data: EvalData,
+        *,
+        method: Method | None = None,
+        draws: int = SAMPLER_DEFAULTS["draws"],
+        tune: int = SAMPLER_DEFAULTS["tune"],
+        chains: int = SAMPLER_DEFAULTS["chains"],
+        seed: int | None = None,
+        random_seed: int | None = None,
+        target_accept: float = SAMPLER_DEFAULTS["target_accept"],
+        progressbar: bool = False,
+        check: bool = True,
+    ) -> Posterior:
+        """Fit the model to ``data`` and return an immutable :class:`Posterior`.
+
+        Parameters
+        ----------
+        data : EvalData
+            Counts; missing cells (``n = 0``) are skipped.
+        method : str, optional
+            Inference method (:class:`~evalbayes.inference.SamplerConfig`); default
+            :attr:`default_method`.
+        draws, tune, chains, target_accept, progressbar
+            See :class:`~evalbayes.inference.SamplerConfig`.
+        seed, random_seed : int, optional
+            The random seed, under evalbayes' or PyMC's name (give one; default 0).
+        check : bool
+            Run :meth:`Posterior.diagnostics` after sampling, warning loudly on failure.
+        """
+        if not isinstance(data, EvalData):
+            raise TypeError(f"fit expects EvalData, got {type(data).__name__}")
+        sampler = SamplerConfig(
+            method=self.default_method if method is None else method,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            seed=resolve_seed(seed, random_seed),
+            target_accept=target_accept,
+            progressbar=progressbar,
+        )
+        if sampler.approximate and not self.approximate_ok:
+            raise ValueError(f"{self.name} does not support method={method!r}")
+        self.check_data(data)
+        groups = self.sample(data, sampler)
+        result = self.posterior_class.from_groups(self, data, sampler, groups)
+        if check and result.is_mcmc:
+            result.diagnostics(warn=True)
+        return result
+
+    @property
+    def default_method(self) -> Method:
+        """Inference method used when ``fit`` is not given one."""
+        return SAMPLER_DEFAULTS["method"]
+
+    @property
+    def needs_mcmc(self) -> bool:
+        """False when the posterior is drawn exactly (conjugate), so no MCMC diagnostics."""
+        return True
+
+    def estimands(self) -> tuple[str, ...]:
+        """Estimands this model can report."""
+        return ESTIMANDS
+
+    def row_expectations(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> RowExpectations | None:
+        """``E[f(p[s, t]) | parameters, n, c]`` per draw for each distinct observed
+        ``(system, n, c)`` row, ``(chain, draw, row, k)``, each cell's row ``(system,
+        task)`` (-1 where unobserved) and an optional per-task factor (:class:`RowExpectations`),
+        or None (optional hook; default None).
+
+        With it the ``"coupled"`` population takes its ranks from the Bayesian bootstrap of
+        these Rao-Blackwellised task values (:func:`weighted_row_average`) instead of from
+        rate draws: cheaper (distinct counts, not cells) and without the per-cell posterior
+        noise, which no system shares and which would weaken the coupling below the pairing
+        of the systems' results on the tasks.
+        """
+        return None
+
+    @property
+    def population_pairing(self) -> str:
+        """How the population estimand links the systems beyond the model's own parameters:
+        ``"none"`` (:meth:`population_curve` as it is), ``"bootstrap"`` (the Bayesian bootstrap
+        of the observed tasks' rate draws instead) or ``"coupled"`` (:meth:`population_curve`
+        reordered to the bootstrap's ranks). See :meth:`curve`."""
+        return "none"
+
+    @property
+    def description(self) -> str:
+        """The model's name with the settings that change what it can report."""
+        return self.name
+
+    def check_data(self, data: EvalData) -> None:  # noqa: B027 - optional hook
+        """Raise ``ValueError`` for data this model cannot fit (hook; default: any data)."""
+
+    def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        """Run inference; return DataTree groups (``posterior`` with system/task coords).
+
+        The default compiles ``build(inputs(data))`` (cached per configuration and shape)
+        and keeps :meth:`posterior_vars`. Models with exact posteriors override it.
+        """
+        inputs = self.inputs(data)
+        key = (self.name, config_hash(self.to_config()), inputs.shape_key)
+        tree = run_inference(
+            lambda: self.build(inputs), sampler, key, data_updates=inputs.values
+        )
+        posterior = tree["posterior"].to_dataset()[self.posterior_vars(data)]
+        groups = {"posterior": self.label_dims(posterior, data)}
+        if "sample_stats" in tree.children:
+            groups["sample_stats"] = tree["sample_stats"].to_dataset()
+        return groups
+
+    @staticmethod
+    def label_dims(posterior: xr.Dataset, data: EvalData) -> xr.Dataset:
+        """Give the ``system`` and ``task`` dims of posterior draws the data's labels."""
+        coords = {
+            dim: data.dataset[dim].values for dim in ("system", "task") if dim in posterior.dims
+        }
+        return posterior.assign_coords(coords)
+
+    # --------------------------------------------------------------- hooks
+    def inputs(self, data: EvalData) -> ModelInputs:
+        """``pm.Data`` values and shape key for :meth:`build` (hook)."""
+        raise NotImplementedError(f"{type(self).__name__} does not build a PyMC model")
+
+    def build(self, inputs: ModelInputs) -> Any:
+        """The PyMC model for :meth:`inputs` (hook)."""
+        raise NotImplementedError(f"{type(self).__name__} does not build a PyMC model")
+
+    def posterior_vars(self, data: EvalData) -> list[str]:
+        """Variables of the PyMC model kept in the ``posterior`` group (hook)."""
+        raise NotImplementedError(f"{type(self).__name__} does not build a PyMC model")
+
+    @abstractmethod
+    def rates(
+        self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice
+    ) -> np.ndarray:
+        """Success-probability draws ``(chain, draw, system, len(tasks))`` (hook)."""
+
+    def population_curve(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> np.ndarray:
+        """pass@k / pass^k of a new task, ``(chain, draw, system, k)`` (hook)."""
+        raise NotImplementedError(f"{type(self).__name__} has no population estimand")
+
+    @abstractmethod
+    def cell_log_likelihood(
+        self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
+    ) -> np.ndarray:
+        """Log-likelihood draws ``(chain, draw, cell)`` of cells ``(s_idx, t_idx)`` (hook)."""
+
+    # --------------------------------------------------------------- derived (template)
+    def curve(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metric: str,
+        estimand: str,
+        per_task: bool,
+        seed: int = 0,
+    ) -> xr.DataArray:
+        """pass@k / pass^k draws, dims ``(chain, draw, system, [task,] k)``.
+
+        ``estimand="tasks"``: the average over each system's observed tasks of
+        ``f(p[s, t])`` per draw (``f(p) = 1 - (1 - p)^k`` or ``p^k``), from :meth:`rates`;
+        ``"population"``: :meth:`population_curve`; with :attr:`population_pairing`
+        ``"bootstrap"``, ``sum_t w_t f(p[s, t]) / sum_t w_t`` over the system's observed tasks
+        with ``w ~ Dirichlet(1, ..., 1)`` per draw, the same ``w`` for every system
+        (:func:`bayesian_bootstrap_weights`); with ``"coupled"``, the draws of
+        :meth:`population_curve` reordered per ``(system, k)`` to the ranks of that bootstrap
+        (:func:`couple_to_reference`; of the bootstrap of :meth:`row_expectations` where the
+        model has them): each system's draws are the model's, and systems move together as
+        their results on the shared tasks do. ``seed`` drives every Monte Carlo
+        step (the rate draws, the weights), so the same fit and seed give the same numbers.
+        """
+        metric = check_metric(metric)
+        check_estimand(estimand, self.estimands(), self.description)
+        k = check_k(k)
+        if per_task and estimand == "population":
+            raise ValueError("per_task=True needs estimand='tasks' (population is over new tasks)")
+        if estimand == "population":
+            pairing = self.population_pairing
+            if pairing != "bootstrap":
+                values = self.population_curve(posterior, data, k, metric)
+            if pairing != "none":
+                weights = bayesian_bootstrap_weights(
+                    posterior.sizes["chain"], posterior.sizes["draw"], data.n.shape[1], seed
+                )
+                expected = (self.row_expectations(posterior, data, k, metric)
+                            if pairing == "coupled" else None)
+                if expected is None:
+                    bootstrap = self._tasks_curve(posterior, data, k, metric, False, seed,
+                                                  weights)
+                else:
+                    bootstrap = weighted_row_average(
+                        expected.values, expected.row_of_cell, weights, expected.task_scale
+                    )
+                values = bootstrap if pairing == "bootstrap" else couple_to_reference(
+                    values, bootstrap
+                )
+        else:
+            values = self._tasks_curve(posterior, data, k, metric, per_task, seed)
+        dims = ("chain", "draw", "system", "task", "k") if per_task else (
+            "chain", "draw", "system", "k"
+        )
+        coords = {
+            "chain": posterior["chain"].values,
+            "draw": posterior["draw"].values,
+            "system": data.dataset["system"].values,
+            "k": k,
+        }
+        if per_task:
+            coords["task"] = data.dataset["task"].values
+        return xr.DataArray(values, dims=dims, coords=coords, name=metric)
+
+    def _tasks_curve(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metric: str,
+        per_task: bool,
+        seed: int,
+        weights: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Each system's average of ``f(p)`` over its observed tasks, per draw; with
+        ``weights`` (chain, draw, task) a weighted average (the Bayesian bootstrap)."""
+        observed = data.n.values > 0
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        n_sys, n_task = observed.shape
+        if per_task:
+            out = np.full((chains, draws, n_sys, n_task, len(k)), np.nan)
+        else:
+            out = np.zeros((chains, draws, n_sys, len(k)))
+        for tasks in task_chunks(chains * draws, n_sys, n_task):
+            p = self.rates(posterior, data, seed, tasks)
+            seen = observed[:, tasks]
+            # log(1 - p) (pass@k) or log p (pass^k) once per chunk, then one exp per k.
+            with np.errstate(divide="ignore"):
+                log_base = np.log1p(-p) if metric == "pass@k" else np.log(p)
+            for j, kj in enumerate(k):
+                scaled = kj * log_base
+                f = -np.expm1(scaled) if metric == "pass@k" else np.exp(scaled)
+                if per_task:
+                    out[:, :, :, tasks, j] = np.where(seen, f, np.nan)
+                elif weights is None:
+                    out[..., j] += np.einsum("cdst,st->cds", f, seen.astype(float))
+                else:
+                    out[..., j] += np.einsum(
+                        "cdst,st,cdt->cds", f, seen.astype(float), weights[:, :, tasks]
+                    )
+        if per_task:
+            return out
+        if weights is None:
+            return out / observed.sum(axis=1)[None, None, :, None]
+        return out / np.einsum("st,cdt->cds", observed.astype(float), weights)[..., None]
+
+    def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray:
+        """Draws of every cell's success probability, dims ``(chain, draw, system, task)``."""
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        n_sys, n_task = data.n.shape
+        p = np.empty((chains, draws, n_sys, n_task))
+        for tasks in task_chunks(chains * draws, n_sys, n_task):
+            p[..., tasks] = self.rates(posterior, data, seed, tasks)
+        return xr.DataArray(
+            p,
+            dims=("chain", "draw", "system", "task"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "system": data.dataset["system"].values,
+                "task": data.dataset["task"].values,
+            },
+            name="p",
+        )
+
+    def log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray:
+        """Pointwise log-likelihood per observed cell, dims ``(chain, draw, cell)``.
+
+        Coordinates ``cell_system`` and ``cell_task`` name each cell (only ``n > 0`` cells).
+        """
+        s_idx, t_idx = np.nonzero(data.n.values > 0)
+        values = self.cell_log_likelihood(posterior, data, s_idx, t_idx)
+        return xr.DataArray(
+            values,
+            dims=("chain", "draw", "cell"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "cell_system": ("cell", data.dataset["system"].values[s_idx]),
+                "cell_task": ("cell", data.dataset["task"].values[t_idx]),
+            },
+            name="log_likelihood",
+        )
+
+    def posterior_predictive(
+        self, posterior: xr.Dataset, data: EvalData, seed: int
+    ) -> xr.DataArray:
+        """Replicated counts ``c_rep ~ Binomial(n, p)`` on the observed cells.
+
+        Dims ``(chain, draw, system, task)``; missing cells are 0.
+        """
+        p = self.success_prob(posterior, data, seed)
+        rng = np.random.default_rng([seed, 1])
+        n = np.broadcast_to(data.n.values, p.shape)
+        c_rep = rng.binomial(n, np.clip(p.values, 0.0, 1.0))
+        return xr.DataArray(c_rep, dims=p.dims, coords=p.coords, name="c")
+
+
+def require_observed(data: EvalData) -> None:
+    """Raise ``ValueError`` unless every system and every task has an observed cell (``n > 0``
+    somewhere): models with a parameter per system and per task need data for each."""
+    n = data.n.values
+    for axis, label, names in ((1, "system", data.systems), (0, "task", data.tasks)):
+        empty = np.flatnonzero(n.sum(axis=axis) == 0)
+        if len(empty):
+            raise ValueError(
+                f"{label} {names[empty[0]]!r} has no observed cell (n = 0 everywhere); "
+                "drop it with EvalData.subset before fitting"
+            )
+
+
+def observed_cells(data: EvalData) -> tuple[dict[str, np.ndarray], int]:
+    """The observed cells (``n > 0``) as ``pm.Data`` values padded to
+    :func:`~evalbayes.inference.padded_size`, and that size.
+
+    ``cell_s``, ``cell_t`` (int: each cell's system and task) and ``cell_n``, ``cell_c``
+    (float); the padding repeats cell ``(0, 0)`` with ``n = c = 0``, which adds nothing to a
+    binomial log-likelihood. Models with one likelihood term per observed cell share it.
+    """
+    n, c = data.n.values, data.c.values
+    s_idx, t_idx = np.nonzero(n > 0)
+    size = padded_size(len(s_idx))
+    pad = np.zeros(size - len(s_idx), np.int64)
+    values = {
+        "cell_s": np.concatenate([s_idx, pad]),
+        "cell_t": np.concatenate([t_idx, pad]),
+        "cell_n": np.concatenate([n[s_idx, t_idx], pad]).astype(float),
+        "cell_c": np.concatenate([c[s_idx, t_idx], pad]).astype(float),
+    }
+    return values, size
+
+
+def binomial_log_choose(n: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``log C(n, c)`` for arrays of counts (the constant of a Binomial log pmf)."""
+    return gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
+

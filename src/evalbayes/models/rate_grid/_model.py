@@ -1,0 +1,640 @@
+"""Per-system smooth distribution of task success rates on a logit grid (g-modeling).
+
+Each system ``s`` has its own distribution ``g_s`` of per-task success rates, supported on a
+fixed grid of rates and smooth on the logit scale, with point masses at ``p = 0`` (tasks the
+system never solves) and ``p = 1`` (tasks it always solves)::
+
+    p[s, t] ~ g_s,   g_s(p_j) = softmax_j( sum_d coef[s, d] Q[j, d] )
+    Q: Legendre polynomials in logit (the shape), local bumps in both tails, one column per atom
+    c[s, t] ~ Binomial(n[s, t], p[s, t])
+    coef[s, d] ~ N(0, coef_prior)
+    broken=True: task t broken (p[s, t] = 0 for every s), probability pi0 ~ Beta(*broken_prior)
+
+Nodes: ``p_j = sigmoid(x_j)``, ``x_j`` evenly spaced on ``[-grid_limit, grid_limit]``
+(default 57 nodes on [-14, 14], steps of 0.5 on the logit scale: rates from 8e-7 to
+1 - 8e-7), plus the two atoms. The log-weights of the interior nodes are a polynomial in
+``x`` (Legendre polynomials of degree 1..``degree`` in ``x / grid_limit``) plus
+``tail_terms`` Gaussian bumps per tail (default 3, centred at ``x = +-4, +-7, +-10``, sd 1.5:
+rates near 2e-2, 1e-3, 5e-5 and their mirror images); each atom has its own coefficient.
+The polynomial is global, so without the bumps the mass a system puts between ``0`` and
+``1 / n`` (or between ``1 - 1 / n`` and 1) is an extrapolation of its bulk, and a system whose
+rates sit in a narrow bulk got none there: its own atom at ``p = 0`` absorbed every task it
+never solved, and pass@k beyond ``n`` read too low with confidence (``benchmarks/validity/``:
+HumanEval+ m = 64, k = 256-1024 covered 0.85-0.86 without the bumps). The bumps give each decade of
+the tails its own weight, which the ``n`` trials constrain only through ``c = 0`` (or
+``c = n``), so the intervals beyond ``k = n`` stay as wide as the data leave them.
+This is Efron's g-modeling (B. Efron, "Empirical Bayes deconvolution
+estimates", *Biometrika* 103, 2016, 1-20: a discrete prior on a grid with an exponential
+family of log-weights spanned by a smooth basis, there fitted by penalised maximum
+likelihood) with the penalty read as a Normal prior and the coefficients sampled by NUTS.
+
+Why: the Beta of :class:`~evalbayes.models.beta_binomial.BetaBinomialModel` and a
+logit-normal of task effects (the retired task-effects model) fix the shape of the
+rate distribution below ``1 / n``, and pass@k far beyond ``k = n`` is decided by that shape.
+On real benchmarks neither shape holds (``benchmarks/validity/``): weak systems never solve
+most tasks at any difficulty, rare-but-solvable tasks spread over decades of ``p``. A
+smooth histogram lets the system's own trials decide the shape, and leaves the part they
+cannot see (mass between ``0`` and ``1 / n``) as wide as the smoothness allows.
+
+Likelihood (collapsed: the per-task rate is summed out exactly)::
+
+    L[s, t] = sum_j g_s(p_j) Binomial(c[s, t] | n[s, t], p_j)
+
+Cells of one system with the same ``(n, c)`` have the same likelihood, so the model sums
+over distinct ``(s, n, c)`` rows with their counts as weights: the graph's size is the number
+of distinct counts, not of cells. Inside the graph each row sums only over the nodes whose
+binomial likelihood is within ``e^-200`` of the row's best node (with ~1100 trials a row
+sees ~11 of the 59 nodes on average: on HumanEval+ 56k of 290k pairs and 7x faster gradients,
+``benchmarks/speed/bench_rate_grid_gradient.py``). The nodes
+left out carry at most ``e^-200`` of the likelihood in total, so the relative error of a row's
+likelihood is at most ``e^-200 / g_s(p*)`` (``p*`` its best node): below double precision
+unless ``log g_s`` at the row's best node falls below about -160 nats, a region the row's own
+likelihood keeps the posterior out of.
+
+Broken tasks (``broken=True``, off by default; two or more systems) are shared by the systems
+and marginalised per task (BDA3 sec. 5; :mod:`~evalbayes.models.rate_grid._broken`)::
+
+    L[t] = pi0 1[c[s, t] = 0 for every observed s] + (1 - pi0) prod_s L[s, t]
+
+A task with a success adds ``log(1 - pi0)`` and its rows; only the cells of tasks without any
+success are gathered into the per-task mixture. Every system's failures on a task are then
+evidence that it is broken, which a system's own atom at ``p = 0`` cannot use.
+
+Derived quantities
+------------------
+``"tasks"``: with broken tasks, each task is broken with its conditional probability given the
+draw (:meth:`RateGridModel.broken_probability`); otherwise each cell's rate is drawn from its exact
+conditional posterior given a draw of ``g_s``: ``P(p = p_j | c, n) proportional to
+g_s(p_j) Binomial(c | n, p_j)``; ``f(p)`` is averaged over the system's tasks.
+
+``"population"`` (tasks like these), three choices:
+
+* ``population="independent"``: a new task, broken with probability ``pi0`` (0 without broken
+  tasks), else drawn from ``g_s``: ``pi0 f(0) + (1 - pi0) sum_j g_s(p_j) f(p_j)``, exact per
+  draw. Each system's ``g_s`` is estimated alone, so a difference of two systems ignores that
+  they ran the same tasks (unpaired: 1.58x the paired bootstrap's width on Terminal-Bench).
+* ``population="bayesian-bootstrap"``: the task population is the Bayesian bootstrap of the
+  observed tasks (Rubin 1981): per draw, weights ``w ~ Dirichlet(1, ..., 1)`` over the tasks,
+  the same for every system, and pass@k is ``sum_t w_t f(p[s, t])`` over the system's
+  observed tasks with the rate draws above. A new task is one of the observed tasks *with all
+  its systems' rates together*, so a difference moves with the weights by the per-task
+  differences: paired. With few tasks it covers like the task bootstrap (too narrow at
+  10-30 tasks on real data, ``benchmarks/validity/``).
+* ``population="paired"`` (default): each system's draws are the ``"independent"`` draws,
+  reordered per ``(system, k)`` to the ranks of a Bayesian bootstrap of the tasks' exact
+  conditional means ``(1 - P(t broken)) E[f(p[s, t]) | g_s, n, c]`` (``P = 0`` without)
+  (:meth:`RateGridModel.row_expectations`;
+  the Schaake shuffle, :func:`~evalbayes.models._base.couple_to_reference`): each system's
+  interval is the grid's, and the systems move together as their results on the shared tasks
+  do, so differences are paired. One draw's values at different ``k`` are then not one curve
+  (quantiles per ``k`` are unaffected).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import xarray as xr
+from numpy.polynomial import legendre
+from scipy.special import expit, logsumexp
+
+from evalbayes._core.names import check_metric, check_population
+from evalbayes.data import EvalData
+from evalbayes.inference import SamplerConfig, padded_size
+from evalbayes.metrics._pass import prob_curve
+from evalbayes.models._base import (
+    Model,
+    ModelInputs,
+    RowExpectations,
+    binomial_log_choose,
+    population_pairing_of,
+    require_observed,
+)
+from evalbayes.models.rate_grid._broken import (
+    add_broken_task_mixture,
+    all_zero_tasks,
+    broken_log_odds,
+    cell_pieces,
+    check_broken_prior,
+    task_log_likelihood,
+)
+
+__all__ = ["RateGridBase", "RateGridModel", "grid_log_likelihood"]
+
+_WORK = 8_000_000  # numbers per temporary (draws x cells x nodes) array
+#: Nodes whose binomial likelihood is below ``e^-_PRUNE`` of the row's best are left out of the
+#: graph's sums (module docstring: relative error at most ``e^-_PRUNE / g_s(p*)``).
+_PRUNE = 200.0
+
+
+def grid_log_likelihood(n: np.ndarray, c: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    """``log Binomial(c | n, p_j)`` for every cell and node, shape ``(*n.shape, len(rates))``.
+
+    Exact at the atoms: ``p = 0`` gives 0 for ``c = 0`` and ``-inf`` otherwise, ``p = 1``
+    gives 0 for ``c = n`` and ``-inf`` otherwise (no ``0 * log 0``).
+    """
+    n = np.asarray(n, dtype=float)[..., None]
+    c = np.asarray(c, dtype=float)[..., None]
+    p = np.asarray(rates, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        success = np.where(c > 0, c * np.log(p), 0.0)
+        failure = np.where(n - c > 0, (n - c) * np.log1p(-p), 0.0)
+    return binomial_log_choose(n, c) + success + failure
+
+
+@dataclass(frozen=True)
+class RateGridBase(Model):
+    """The logit grid and smooth per-system rate distribution ``g_s`` that the rate-grid models
+    share (fields, ``g_s`` draws, the data check and the sampling hook); the models add their
+    likelihood and derived quantities.
+
+    Parameters
+    ----------
+    degree : int
+        Degree of the polynomial log-density on the logit scale (default 5: Efron's choice of
+        five degrees of freedom). Higher degrees allow more modes.
+    coef_prior : float
+        Prior sd of every coefficient (default 3: the log-weights may vary by tens of nats
+        over the grid, so a system whose rates all sit near one value is reachable).
+    grid_limit : float
+        The grid spans ``[-grid_limit, grid_limit]`` on the logit scale (default 14).
+    grid_nodes : int
+        Interior nodes (default 57: steps of 0.5 logits).
+    atoms : bool
+        Point masses at ``p = 0`` and ``p = 1`` (default True).
+    tail_terms : int
+        Gaussian bumps in the log-weights per tail (default 3; 0: the polynomial alone), centred
+        at ``+-grid_limit * (2/7 ... 5/7)`` on the logit scale (``+-4, 7, 10`` for the default
+        grid) with sd ``grid_limit * 3 / 28`` (1.5): each decade of the tails gets its own
+        weight instead of the bulk's extrapolation (module docstring).
+    """
+
+    degree: int = 5
+    coef_prior: float = 3.0
+    grid_limit: float = 14.0
+    grid_nodes: int = 57
+    atoms: bool = True
+    tail_terms: int = 3
+
+    def __post_init__(self) -> None:
+        for label in ("coef_prior", "grid_limit"):
+            value = getattr(self, label)
+            if isinstance(value, bool) or not (np.isfinite(value) and value > 0):
+                raise ValueError(f"{label} must be a positive number, got {value!r}")
+        if isinstance(self.degree, bool) or int(self.degree) != self.degree or self.degree < 1:
+            raise ValueError(f"degree must be an integer >= 1, got {self.degree!r}")
+        if (isinstance(self.tail_terms, bool) or int(self.tail_terms) != self.tail_terms
+                or self.tail_terms < 0):
+            raise ValueError(f"tail_terms must be an integer >= 0, got {self.tail_terms!r}")
+        if (isinstance(self.grid_nodes, bool) or int(self.grid_nodes) != self.grid_nodes
+                or self.grid_nodes <= self.degree):
+            raise ValueError(
+                f"grid_nodes must be an integer > degree ({self.degree}), got {self.grid_nodes!r}"
+            )
+
+    # ------------------------------------------------------------------ the grid
+    @property
+    def logits(self) -> np.ndarray:
+        """Interior nodes on the logit scale."""
+        return np.linspace(-self.grid_limit, self.grid_limit, int(self.grid_nodes))
+
+    @property
+    def rates_grid(self) -> np.ndarray:
+        """Support of every ``g_s``: ``[0,] sigmoid(logits) [, 1]``."""
+        inner = expit(self.logits)
+        return np.concatenate([[0.0], inner, [1.0]]) if self.atoms else inner
+
+    @property
+    def tail_centres(self) -> np.ndarray:
+        """Logit centres of the tail bumps, low tail then high tail (empty without)."""
+        if self.tail_terms == 0:
+            return np.zeros(0)
+        upper = self.grid_limit * np.linspace(2 / 7, 5 / 7, int(self.tail_terms))
+        return np.concatenate([-upper[::-1], upper])
+
+    @property
+    def basis(self) -> np.ndarray:
+        """``Q``, shape (support, coefficients): Legendre polynomials of degree 1..degree in
+        ``logit / grid_limit`` on the interior, then the tail bumps
+        ``exp(-(logit - centre)^2 / (2 sd^2))`` (both 0 at the atoms), then one indicator
+        column per atom. No constant column: the softmax absorbs it."""
+        x = self.logits
+        z = x / self.grid_limit
+        poly = [legendre.legval(z, np.eye(d + 1)[d]) for d in range(1, self.degree + 1)]
+        sd = self.grid_limit * 3 / 28
+        bumps = [np.exp(-0.5 * ((x - centre) / sd) ** 2) for centre in self.tail_centres]
+        inner = np.stack(poly + bumps, axis=1)
+        if not self.atoms:
+            return inner
+        basis = np.zeros((len(x) + 2, inner.shape[1] + 2))
+        basis[1:-1, : inner.shape[1]] = inner
+        basis[0, -2] = 1.0
+        basis[-1, -1] = 1.0
+        return basis
+
+    def log_weights(self, posterior: xr.Dataset) -> np.ndarray:
+        """``log g_s(p_j)`` per draw, shape (chain, draw, system, support)."""
+        coef = posterior["coef"].transpose("chain", "draw", "system", "term").values
+        logits = coef @ self.basis.T
+        return logits - logsumexp(logits, axis=-1, keepdims=True)
+
+    def rate_distribution(self, posterior: xr.Dataset) -> xr.DataArray:
+        """Posterior draws of each system's rate distribution ``g_s`` (probabilities summing to
+        1 over ``rate``), dims (chain, draw, system, rate): what the fit believes about how its
+        tasks' success rates are spread, including the atoms at 0 and 1."""
+        return xr.DataArray(
+            np.exp(self.log_weights(posterior)),
+            dims=("chain", "draw", "system", "rate"),
+            coords={
+                "chain": posterior["chain"].values,
+                "draw": posterior["draw"].values,
+                "system": posterior["system"].values,
+                "rate": self.rates_grid,
+            },
+            name="g",
+        )
+
+    # ------------------------------------------------------------------ data
+    @staticmethod
+    def check_data(data: EvalData) -> None:
+        """Every system observed at least once."""
+        require_observed(data)
+
+    # ------------------------------------------------------------------ inference
+    def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        """The template's NUTS run, after warning when every cell has at most one trial."""
+        if data.n.values.max() <= 1:
+            warnings.warn(_SINGLE_TRIAL_TEXT.format(name=self.name), UserWarning, stacklevel=4)
+        groups = super().sample(data, sampler)
+        groups["posterior"] = groups["posterior"].assign_coords(
+            term=np.arange(self.basis.shape[1])
+        )
+        return groups
+
+
+@dataclass(frozen=True)
+class RateGridModel(RateGridBase):
+    """Per-system smooth rate distribution on a logit grid, optionally with tasks broken for
+    every system (module docstring; maths in models/README.md).
+
+    Parameters
+    ----------
+    degree, coef_prior, grid_limit, grid_nodes, atoms, tail_terms
+        The grid (:class:`RateGridBase`): polynomial degree of ``log g_s`` (default 5), prior
+        sd of its coefficients (3), logit span (14), interior nodes (57), atoms at 0 and 1,
+        bumps per tail (3).
+    population : {"paired", "independent", "bayesian-bootstrap"}
+        What "tasks like these" means (module docstring): each system's ``g_s`` with the
+        systems paired through the shared tasks (default), ``g_s`` alone (unpaired), or the
+        Bayesian bootstrap of the observed tasks (paired).
+    broken : bool
+        A task is broken (``p = 0`` for every system) with probability ``pi0``, marginalised
+        per task, so that every system's failures on it count (default False; with one system
+        it is left out: a broken task and the system's own atom at 0 are then the same thing).
+        Off by default because the systems' rate distributions are independent: a task hard
+        for every system, which real benchmarks have, looks to this model like a broken one,
+        and with few trials or systems the mixture declares such tasks broken and pass@k far
+        beyond ``n`` too low (``benchmarks/validity/``, broken tasks). With many systems and trials
+        (HumanEval+: 49 x ~1100) it finds the broken tasks exactly.
+    broken_prior : (float, float)
+        Beta prior of ``pi0``. Default Beta(1, 9) (mean 0.1).
+    """
+
+    name: ClassVar[str] = "rate-grid"
+
+    population: str = "paired"
+    broken: bool = False
+    broken_prior: tuple[float, float] = (1.0, 9.0)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_population(self.population)
+        if not isinstance(self.broken, bool):
+            raise ValueError(f"broken must be true or false, got {self.broken!r}")
+        check_broken_prior(self.broken_prior)
+
+    def has_broken(self, n_system: int) -> bool:
+        """Whether the fit has the broken-task mixture (``broken=True`` and two or more
+        systems)."""
+        return self.broken and n_system >= 2
+
+    @property
+    def population_pairing(self) -> str:
+        """``"coupled"``, ``"none"`` or ``"bootstrap"`` for ``population`` ``"paired"``,
+        ``"independent"`` or ``"bayesian-bootstrap"``."""
+        return population_pairing_of(self.population)
+
+    @property
+    def description(self) -> str:
+        """Name, population choice and broken tasks."""
+        return f"{self.name} (population={self.population}, broken={self.broken})"
+
+    def inputs(self, data: EvalData) -> ModelInputs:
+        """Distinct ``(system, n, c)`` rows with their cell counts as weights, and the
+        ``(row, node)`` pairs of each row's sum with their log-likelihoods (relative to the
+        row's best node; pairs below ``-200`` left out, module docstring). Rows are padded to
+        :func:`padded_size` (``row_real`` 0, weight 0), pairs too (on the last pad row, of
+        which there is always one).
+
+        With broken tasks the weights count only the cells of tasks with a success; the cells
+        of tasks without any (``zero_*``: the row of each, its task among those, padded) enter
+        the per-task mixture."""
+        self.check_data(data)
+        n, c = data.n.values, data.c.values
+        rows, row_of_cell = _row_table(n, c)
+        broken = self.has_broken(n.shape[0])
+        counted = (row_of_cell >= 0)
+        zero_tasks = np.flatnonzero(all_zero_tasks(n, c)) if broken else np.zeros(0, int)
+        counted[:, zero_tasks] = False
+        weight = np.bincount(row_of_cell[counted], minlength=len(rows)).astype(float)
+        size = padded_size(len(rows) + 1)
+        pad = size - len(rows)
+        loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
+        loglik -= loglik.max(axis=1, keepdims=True)
+        pair_row, pair_node = np.nonzero(loglik > -_PRUNE)
+        pairs = padded_size(len(pair_row))
+        support = len(self.rates_grid)
+        values: dict[str, Any] = {
+            "row_w": np.concatenate([weight, np.zeros(pad)]),
+            "row_real": np.concatenate([np.ones(len(rows)), np.zeros(pad)]),
+            "pair_row": np.pad(pair_row, (0, pairs - len(pair_row)),
+                               constant_values=size - 1).astype(np.int64),
+            # (system, node) of each pair, flat: one 1-d gather of log g and its scatter-add
+            "pair_g": np.pad(rows[pair_row, 0] * support + pair_node,
+                             (0, pairs - len(pair_row))).astype(np.int64),
+            "pair_ll": np.pad(loglik[pair_row, pair_node], (0, pairs - len(pair_row))),
+        }
+        key = (n.shape[0], size, pairs)
+        if not broken:
+            return ModelInputs(values=values, shape_key=key)
+        zero_s, zero_j = np.nonzero(row_of_cell[:, zero_tasks] >= 0)
+        n_cells, n_zero = padded_size(max(1, len(zero_s))), padded_size(max(1, len(zero_tasks)))
+        # Pads: weight 0 in tasks flagged all-zero with no cells, whose mixture term is
+        # log(pi0 + (1 - pi0)) = 0.
+        values.update(
+            zero_row=np.pad(row_of_cell[zero_s, zero_tasks[zero_j]], (0, n_cells - len(zero_s))),
+            zero_task=np.pad(zero_j, (0, n_cells - len(zero_s))).astype(np.int64),
+            zero_w=np.pad(np.ones(len(zero_s)), (0, n_cells - len(zero_s))),
+            solved_tasks=np.asarray(float(((n > 0).any(axis=0)).sum() - len(zero_tasks))),
+        )
+        return ModelInputs(values=values, shape_key=(*key, n_cells, n_zero))
+
+    # ------------------------------------------------------------------ the PyMC model
+    def build(self, inputs: ModelInputs) -> Any:
+        """Coefficients per system, the collapsed grid likelihood (each row's sum over its
+        ``(row, node)`` pairs) and, with broken tasks, the per-task mixture of the tasks
+        without a success."""
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        n_sys, size, pairs = inputs.shape_key[:3]
+        basis = self.basis
+        v = inputs.values
+        coords = {"system": np.arange(n_sys), "term": np.arange(basis.shape[1]),
+                  "row": np.arange(size), "pair": np.arange(pairs)}
+        with pm.Model(coords=coords) as model:
+            row_w = pm.Data("row_w", v["row_w"], dims="row")
+            row_real = pm.Data("row_real", v["row_real"], dims="row")
+            pair_row = pm.Data("pair_row", v["pair_row"], dims="pair")
+            pair_g = pm.Data("pair_g", v["pair_g"], dims="pair")
+            pair_ll = pm.Data("pair_ll", v["pair_ll"], dims="pair")
+            coef = pm.Normal("coef", 0.0, self.coef_prior, dims=("system", "term"))
+            logits = pt.dot(coef, basis.T)
+            log_g = logits - pt.logsumexp(logits, axis=1, keepdims=True)
+            # No max-shift is needed: log g <= 0 and each row's best node has pair_ll = 0.
+            terms = pt.exp(pair_ll + log_g.reshape((-1,))[pair_g])
+            row_sum = pt.inc_subtensor(pt.zeros(size)[pair_row], terms)
+            ll = pt.log(pt.switch(row_real > 0, row_sum, 1.0))
+            if len(inputs.shape_key) == 3:
+                pm.Potential("loglik", (row_w * ll).sum())
+            else:
+                zero_row = pm.Data("zero_row", v["zero_row"])
+                zero_w = pm.Data("zero_w", v["zero_w"])
+                zero_task = pm.Data("zero_task", v["zero_task"])
+                solved = pm.Data("solved_tasks", v["solved_tasks"])
+                n_zero = inputs.shape_key[4]
+                add_broken_task_mixture(
+                    ll[zero_row], zero_w, zero_task, n_zero, np.ones(n_zero),
+                    self.broken_prior, solved_ll=(row_w * ll).sum(), solved_tasks=solved,
+                )
+        return model
+
+    def posterior_vars(self, data: EvalData) -> list[str]:
+        """The coefficients (``g_s`` follows from them and the basis) and ``pi0``."""
+        return ["coef", "pi0"] if self.has_broken(data.n.shape[0]) else ["coef"]
+
+    def simulate_prior(
+        self, systems: int, tasks: int, trials: int, seed: int
+    ) -> tuple[EvalData, dict[str, Any]]:
+        """Coefficients from the prior, broken tasks with ``pi0 ~ Beta(*broken_prior)`` (when
+        :meth:`has_broken`), rates from ``g_s``, counts (for SBC and recovery).
+
+        Returns the data (``trials`` per cell) and the truth: ``coef`` (S, D), ``g`` (S,
+        support), ``pi0``, ``broken`` (T, bool) and ``p`` (S, T).
+        """
+        rng = np.random.default_rng(seed)
+        coef = rng.normal(0.0, self.coef_prior, (systems, self.basis.shape[1]))
+        logits = coef @ self.basis.T
+        g = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
+        grid = self.rates_grid
+        p = np.stack([rng.choice(grid, tasks, p=g_s) for g_s in g])
+        pi0 = rng.beta(*self.broken_prior) if self.has_broken(systems) else 0.0
+        broken = rng.random(tasks) < pi0
+        p = np.where(broken[None, :], 0.0, p)
+        n = np.full((systems, tasks), int(trials))
+        truth = {"coef": coef, "g": g, "pi0": pi0, "broken": broken, "p": p}
+        return EvalData.from_arrays(n, rng.binomial(n, p)), truth
+
+    # ------------------------------------------------------------------ broken tasks
+    @staticmethod
+    def _pi0(posterior: xr.Dataset) -> np.ndarray | None:
+        """``pi0`` per draw (chain, draw), or None for a fit without broken tasks."""
+        if "pi0" not in posterior:
+            return None
+        return posterior["pi0"].transpose("chain", "draw").values
+
+    def _row_marginals(self, log_g: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``log L = log sum_j g_s(p_j) Binomial(c | n, p_j)`` per draw and row, (chain, draw,
+        row)."""
+        loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
+        chains, draws, _, support = log_g.shape
+        out = np.empty((chains, draws, len(rows)))
+        width = max(1, _WORK // max(1, chains * draws * support))
+        for start in range(0, len(rows), width):
+            block = slice(start, start + width)
+            out[..., block] = logsumexp(log_g[:, :, rows[block, 0], :] + loglik[block], axis=-1)
+        return out
+
+    def _cell_ll_of(self, log_g: np.ndarray, n: np.ndarray, c: np.ndarray) -> Any:
+        """``sl -> log L[s, t]`` on a chunk of tasks, (chain, draw, system, chunk), 0 on
+        unobserved cells (from the distinct rows, each computed once)."""
+        rows, row_of_cell = _row_table(n, c)
+        marginal = self._row_marginals(log_g, rows)
+
+        def cell_ll_of(sl: slice) -> np.ndarray:
+            index = row_of_cell[:, sl]
+            return np.where(index >= 0, marginal[..., np.maximum(index, 0)], 0.0)
+
+        return cell_ll_of
+
+    def _broken_log_odds(
+        self, log_g: np.ndarray, pi0: np.ndarray, data: EvalData, tasks: slice
+    ) -> np.ndarray:
+        """``log P(broken) - log P(solvable)`` given each draw, (chain, draw, chunk); ``-inf``
+        on tasks with a success (:func:`~evalbayes.models.rate_grid._broken.broken_log_odds`)."""
+        n, c = data.n.values[:, tasks], data.c.values[:, tasks]
+        zero = np.flatnonzero(all_zero_tasks(n, c))
+        out = np.full((*pi0.shape, n.shape[1]), -np.inf)
+        if len(zero):
+            cell_ll = self._cell_ll_of(log_g, n[:, zero], c[:, zero])(slice(None))
+            out[..., zero] = broken_log_odds(pi0, cell_ll, np.ones(len(zero), dtype=bool))
+        return out
+
+    def broken_probability(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray:
+        """Posterior draws of ``P(task broken | parameters, data)``, dims (chain, draw, task)
+        (Rao-Blackwellised: the mean over draws is the posterior probability that the task is
+        broken). 0 for any task with a success, and everywhere without broken tasks."""
+        pi0 = self._pi0(posterior)
+        shape = (posterior.sizes["chain"], posterior.sizes["draw"], data.n.shape[1])
+        values = np.zeros(shape)
+        if pi0 is not None:
+            values = expit(self._broken_log_odds(self.log_weights(posterior), pi0, data,
+                                                 slice(None)))
+        return xr.DataArray(
+            values,
+            dims=("chain", "draw", "task"),
+            coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values,
+                    "task": data.dataset["task"].values},
+            name="p_broken",
+        )
+
+    # ------------------------------------------------------------------ template hooks
+    def rates(
+        self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice
+    ) -> np.ndarray:
+        """Per-cell rate draws, shape (chain, draw, system, chunk): each task broken (``p = 0``
+        for every system) with its conditional probability given the draw, otherwise each
+        cell's rate from the exact conditional posterior over the grid given ``g_s``;
+        unobserved cells from ``g_s``.
+
+        Cells of a system with the same counts share one conditional (computed once per
+        draw); one uniform per cell and draw picks the node by inversion. Deterministic given
+        ``seed`` and the chunk's start.
+        """
+        log_g = self.log_weights(posterior)
+        grid = self.rates_grid
+        n, c = data.n.values, data.c.values
+        start, stop, _ = tasks.indices(n.shape[1])
+        rng = np.random.default_rng([int(seed), 11, start])
+        chains, draws, n_sys, support = log_g.shape
+        out = np.empty((chains, draws, n_sys, stop - start))
+        u = rng.random(out.shape)
+        for s in range(n_sys):
+            counts = np.stack([n[s, start:stop], c[s, start:stop]], axis=1)
+            unique, inverse = np.unique(counts, axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            loglik = grid_log_likelihood(unique[:, 0], unique[:, 1], grid)
+            post = log_g[:, :, s, None, :] + loglik  # (chain, draw, unique, support)
+            post = np.exp(post - post.max(axis=-1, keepdims=True))
+            cdf = np.cumsum(post, axis=-1)
+            cdf /= cdf[..., -1:]
+            width = max(1, _WORK // max(1, chains * draws * support))
+            for j in range(0, len(inverse), width):
+                cells = slice(j, j + width)
+                rows = cdf[:, :, inverse[cells], :]
+                node = (rows < u[:, :, s, cells, None]).sum(axis=-1)
+                out[:, :, s, cells] = grid[np.minimum(node, support - 1)]
+        pi0 = self._pi0(posterior)
+        if pi0 is not None:
+            prob = expit(self._broken_log_odds(log_g, pi0, data, slice(start, stop)))
+            broken = np.random.default_rng([int(seed), 13, start]).random(prob.shape) < prob
+            out = np.where(broken[..., None, :], 0.0, out)
+        return out
+
+    def population_curve(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> np.ndarray:
+        """pass@k / pass^k of a new task, ``pi0 f(0) + (1 - pi0) sum_j g_s(p_j) f(p_j)``
+        (``pi0 = 0`` without broken tasks), (chain, draw, system, k): the ``"independent"``
+        population, and the marginals of ``"paired"``."""
+        g = np.exp(self.log_weights(posterior))
+        k = np.asarray(k, dtype=float)
+        metric = check_metric(metric)
+        values = g @ prob_curve(self.rates_grid, k, metric)  # (chain, draw, system, k)
+        pi0 = self._pi0(posterior)
+        if pi0 is None:
+            return values
+        f0 = prob_curve(np.zeros(1), k, metric)[0]
+        return (1.0 - pi0)[..., None, None] * values + pi0[..., None, None] * f0
+
+    def row_expectations(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> RowExpectations:
+        """``E[f(p) | g_s, n, c] = sum_j P(p_j | c, n) f(p_j)`` with the exact discrete
+        conditional, per draw and distinct ``(system, n, c)``, for the paired population's
+        ranks (template hook); with broken tasks, each task's factor ``1 - P(broken | draw,
+        data)`` (``f(0) = 0``)."""
+        log_g = self.log_weights(posterior)
+        rows, row_of_cell = _row_table(data.n.values, data.c.values)
+        loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
+        metric = check_metric(metric)
+        f = prob_curve(self.rates_grid, np.asarray(k, dtype=float), metric)
+        chains, draws, _, support = log_g.shape
+        values = np.empty((chains, draws, len(rows), len(k)))
+        width = max(1, _WORK // max(1, chains * draws * support))
+        for start in range(0, len(rows), width):
+            block = slice(start, start + width)
+            post = log_g[:, :, rows[block, 0], :] + loglik[block]
+            post = np.exp(post - post.max(axis=-1, keepdims=True))
+            values[:, :, block] = (post @ f) / post.sum(axis=-1, keepdims=True)
+        pi0 = self._pi0(posterior)
+        if pi0 is None:
+            return RowExpectations(values, row_of_cell)
+        # P(solvable | draw, data) per task; a broken task's f(0) is 0 (pass@k, pass^k, k >= 1)
+        solvable = expit(-self._broken_log_odds(log_g, pi0, data, slice(None)))
+        return RowExpectations(values, row_of_cell, solvable)
+
+    def cell_log_likelihood(
+        self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
+    ) -> np.ndarray:
+        """``log sum_j g_s(p_j) Binomial(c | n, p_j)`` per cell and draw, (chain, draw, cell);
+        with broken tasks plus an equal share of its task's mixture term
+        (:func:`~evalbayes.models.rate_grid._broken.cell_pieces`: the pieces sum to the task
+        log-likelihood; :meth:`task_log_likelihood` is the exact PSIS-LOO unit)."""
+        log_g = self.log_weights(posterior)
+        pi0 = self._pi0(posterior)
+        cell_ll_of = self._cell_ll_of(log_g, data.n.values, data.c.values)
+        if pi0 is None:
+            return cell_ll_of(slice(None))[..., s_idx, t_idx]
+        return cell_pieces(cell_ll_of, pi0, data.n.values, data.c.values, pi0.shape,
+                           s_idx, t_idx)
+
+    def task_log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> np.ndarray:
+        """Log-likelihood of each task (all its cells, broken mixture included), shape
+        (chain, draw, task)."""
+        log_g = self.log_weights(posterior)
+        cell_ll_of = self._cell_ll_of(log_g, data.n.values, data.c.values)
+        return task_log_likelihood(cell_ll_of, self._pi0(posterior),
+                                   data.n.values, data.c.values, log_g.shape[:2])
+
+
+def _row_table(n: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct observed ``(system, n, c)`` rows, (row, 3), and each cell's row (system, task),
+    -1 where unobserved."""
+    s_idx, t_idx = np.nonzero(n > 0)
+    keys = np.stack([s_idx, n[s_idx, t_idx], c[s_idx, t_idx]], axis=1)
+    rows, inverse = np.unique(keys, axis=0, return_inverse=True)
+    row_of_cell = np.full(n.shape, -1, dtype=np.int64)
+    row_of_cell[s_idx, t_idx] = inverse.reshape(-1)
+    return rows, row_of_cell
+
+
+_SINGLE_TRIAL_TEXT = (
+    "{name}: every cell has at most one trial (n <= 1), so the data show each system's "
+    "mean rate and nothing of how its tasks' rates spread around it: the shape of the rate "
+    "distribution, and with it pass@k for k > 1 and pass^k, is its prior. Collect repeated "
+    "trials, or use a model whose shape is fixed (beta-binomial, irt-1pl)."
+)

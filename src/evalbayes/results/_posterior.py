@@ -1,0 +1,575 @@
+"""``Posterior``: the immutable result of fitting a model, and ``load`` to restore one.
+
+A posterior holds the model configuration, the data, the sampler settings and an
+:class:`xarray.DataTree` with the groups ``posterior``, ``sample_stats`` (MCMC only) and
+``observed_data`` (the counts). Derived quantities are xarray objects with the fixed dims
+``chain, draw, system, task, k``.
+
+Two estimands are always named (the distinction of conditional and population inference
+in hierarchical models, Gelman et al. 2013, *Bayesian Data Analysis*, ch. 5; for
+evaluations, Miller 2024, "Adding error bars to evals"):
+
+``"tasks"``
+    how well on *these* tasks: the average over the observed tasks of each task's pass@k,
+    uncertain only through trial noise;
+``"population"``
+    how well on *tasks like these*: the pass@k of a new task drawn from the population,
+    uncertain through task sampling too (wider, often several times).
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from evalbayes._core.intervals import credible_interval
+from evalbayes._core.names import (
+    APPROXIMATION_KIND,
+    UNSET,
+    IntervalKind,
+    Unset,
+    check_k,
+    check_metric,
+    check_seed,
+    pick_seed,
+)
+from evalbayes._core.rendering import Rendered, frame_html, frame_text, jsonable
+from evalbayes._version import __version__
+from evalbayes.data import EvalData
+from evalbayes.inference import SamplerConfig, config_hash
+from evalbayes.io import OneTaskWarning
+from evalbayes.results._diagnostics import ConvergenceWarning, Diagnostics, convergence_diagnostics
+from evalbayes.results._extrapolation import extrapolated
+from evalbayes.results._fingerprint import fit_fingerprint
+
+__all__ = ["FIT_FORMAT", "FittedModel", "Posterior", "PosteriorPredictiveCheck"]
+
+FIT_FORMAT = "evalbayes-posterior/2"
+PPC_MAX_COUNT_BINS = 100  # Posterior.ppc: count bins up to this n, rate bins above
+
+
+class FittedModel(Protocol):
+    """What a posterior needs of the model that produced it (models implement it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def needs_mcmc(self) -> bool: ...
+
+    def to_config(self) -> dict[str, Any]: ...
+
+    def estimands(self) -> tuple[str, ...]: ...
+
+    def curve(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metric: str,
+        estimand: str,
+        per_task: bool,
+        seed: int = 0,
+    ) -> xr.DataArray: ...
+
+    def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray: ...
+
+    def log_likelihood(self, posterior: xr.Dataset, data: EvalData) -> xr.DataArray: ...
+
+    def posterior_predictive(
+        self, posterior: xr.Dataset, data: EvalData, seed: int
+    ) -> xr.DataArray: ...
+
+
+@dataclass(frozen=True)
+class PosteriorPredictiveCheck(Rendered):
+    """Observed histogram of per-task counts against its posterior predictive distribution.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per (system, bin): ``observed`` number of tasks in the bin, the replicated
+        ``mean`` and ``lower``/``upper`` of its central interval, and ``outside`` when the
+        observed count falls outside that interval.
+    ci_prob : float
+        Probability of the replicated interval.
+    bins : str
+        ``"count"`` (bins are c = 0..n, all tasks of a system share n) or ``"rate"`` (ten
+        equal bins of c/n, used when n varies or exceeds ``PPC_MAX_COUNT_BINS``).
+    """
+
+    _settings_fields = ("ci_prob", "bins")
+
+    table: pd.DataFrame
+    ci_prob: float
+    bins: str
+
+    @property
+    def outside_fraction(self) -> float:
+        """Share of bins whose observed count lies outside the replicated interval."""
+        return float(self.table["outside"].mean())
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (system, bin); see the class docstring."""
+        return self.table
+
+    def title(self) -> str:
+        """E.g. ``Posterior predictive check (90% intervals, count bins): 2 of 20 bins
+        outside``."""
+        outside = int(self.table["outside"].sum())
+        return (
+            f"Posterior predictive check ({self.ci_prob:.0%} intervals, {self.bins} bins): "
+            f"{outside} of {len(self.table)} bins outside"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Posterior(Rendered):
+    """Result of ``Model.fit``: draws plus everything needed to summarise them.
+
+    Build it with ``model.fit(data)`` or :func:`load`; do not construct it by hand.
+    """
+
+    model: FittedModel
+    data: EvalData
+    sampler: SamplerConfig
+    tree: xr.DataTree
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_groups(
+        cls,
+        model: FittedModel,
+        data: EvalData,
+        sampler: SamplerConfig,
+        groups: dict[str, xr.Dataset],
+    ) -> Posterior:
+        """Assemble the DataTree (posterior, sample_stats, observed_data) and its attrs."""
+        if "posterior" not in groups:
+            raise ValueError("a fit must produce a 'posterior' group")
+        tree_groups: dict[str, xr.Dataset] = {"posterior": groups["posterior"]}
+        if "sample_stats" in groups:
+            stats = groups["sample_stats"]
+            keep = [
+                name
+                for name, var in stats.data_vars.items()
+                if var.dtype.kind in "biuf" and set(var.dims) <= {"chain", "draw"}
+            ]
+            tree_groups["sample_stats"] = stats[keep]
+        for name, ds in groups.items():
+            if name not in ("posterior", "sample_stats"):
+                tree_groups[name] = ds
+        tree_groups["observed_data"] = data.dataset
+        tree = xr.DataTree.from_dict(tree_groups)
+        config = model.to_config()
+        tree.attrs.update(
+            {
+                "format": FIT_FORMAT,
+                "evalbayes_version": __version__,
+                "model_config": json.dumps(config, sort_keys=True),
+                "config_hash": config_hash(config),
+                "sampler": json.dumps(sampler.to_dict(), sort_keys=True),
+                "approximate": int(sampler.approximate),
+            }
+        )
+        return cls(model=model, data=data, sampler=sampler, tree=tree)
+
+    # ------------------------------------------------------------------ access
+    @property
+    def posterior(self) -> xr.Dataset:
+        """The ``posterior`` group as a Dataset (dims chain, draw, ...)."""
+        return self.tree["posterior"].to_dataset()
+
+    @property
+    def sample_stats(self) -> xr.Dataset | None:
+        """The ``sample_stats`` group, or None for exact (conjugate) draws."""
+        if "sample_stats" in self.tree.children:
+            return self.tree["sample_stats"].to_dataset()
+        return None
+
+    @property
+    def is_mcmc(self) -> bool:
+        """True when the draws come from MCMC and need convergence diagnostics (not exact
+        or conjugate draws, not variational ones)."""
+        return self.sampler.mcmc and bool(getattr(self.model, "needs_mcmc", True))
+
+    @property
+    def approximate(self) -> bool:
+        """True when the posterior came from variational inference (approximate intervals)."""
+        return self.sampler.approximate
+
+    @property
+    def label(self) -> str:
+        """Short description: model, inference method, and APPROXIMATE where it applies."""
+        method = self.sampler.method
+        text = f"{self.model.name} ({method}, {self.sampler.chains}x{self.sampler.draws})"
+        if not self.approximate:
+            return text
+        return text + f" [APPROXIMATE: {APPROXIMATION_KIND.get(method, 'variational')}]"
+
+    def __repr__(self) -> str:
+        return f"Posterior({self.label}, {self.data!r})"
+
+    # ------------------------------------------------------------------ rendering
+    def to_frame(self) -> pd.DataFrame:
+        """The default :meth:`summary`: pass@1 of every system under every estimand."""
+        return self.summary()
+
+    def settings(self) -> dict[str, Any]:
+        """Model, its configuration and the sampler settings."""
+        return jsonable(
+            {
+                "model": self.model.name,
+                "model_config": self.model.to_config(),
+                "sampler": self.sampler.to_dict(),
+                "approximate": self.approximate,
+                "label": self.label,
+            }
+        )
+
+    def title(self) -> str:
+        """The fit's :attr:`label`."""
+        return self.label
+
+    def _diagnostics_line(self) -> str:
+        if self.approximate:
+            return "diagnostics: none for a variational fit; intervals are approximate"
+        return f"diagnostics: {self.diagnostics(warn=False)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Settings, convergence diagnostics and the :meth:`summary` records."""
+        out = super().to_dict()
+        if not self.approximate:
+            diagnostics = self.diagnostics(warn=False).to_dict()
+            out["diagnostics"] = {k: v for k, v in diagnostics.items() if k != "records"}
+        return out
+
+    def to_text(self) -> str:
+        """Label, diagnostics line and the :meth:`summary` table."""
+        return f"{self.label}\n{self._diagnostics_line()}\n{frame_text(self.summary())}"
+
+    def _repr_html_(self) -> str:
+        """Label, diagnostics line and the :meth:`summary` table as HTML (escaped)."""
+        return (
+            f"<div><p><strong>{html.escape(self.label)}</strong><br>"
+            f"{html.escape(self._diagnostics_line())}</p>{frame_html(self.summary())}</div>"
+        )
+
+    # ------------------------------------------------------------------ derived
+    def curve(
+        self,
+        metric: str,
+        k: Any,
+        *,
+        estimand: str = "tasks",
+        per_task: bool = False,
+    ) -> xr.DataArray:
+        """Posterior draws of pass@k or pass^k, dims ``(chain, draw, system, [task,] k)``.
+
+        Parameters
+        ----------
+        metric : {"pass@k", "pass^k"}
+            At least one of k attempts succeeds, or all k succeed.
+        k : int or sequence of int
+            Any positive k, also larger than the trials observed per task.
+        estimand : {"tasks", "population"}
+            These tasks, or tasks like these (see the module docstring).
+        per_task : bool
+            Keep the task dim (``estimand="tasks"`` only).
+
+        Returns
+        -------
+        xarray.DataArray
+            With a boolean coordinate ``extrapolated`` (dims ``system, k``) where a system's
+            curve has units ``system``: True where ``k`` exceeds the most trials the system
+            ran on any task (:func:`evalbayes.results.extrapolated`). There the value
+            rests on the model's assumed shape of the rate distribution below ``1 / n``, not
+            on observed repeats; plots draw that stretch hatched and tables mark it.
+        """
+        metric = check_metric(metric)
+        ks = check_k(k)
+        if estimand == "population" and self.one_task_systems():
+            warnings.warn(
+                f"{self.label}: population estimand of {self.one_task_systems()} rests on a "
+                "single task: the spread between tasks cannot be estimated, so its interval "
+                "reflects the prior, not tasks like these (add tasks, or use "
+                "estimand='tasks')",
+                OneTaskWarning,
+                stacklevel=2,
+            )
+        out = self.model.curve(
+            self.posterior, self.data, ks, metric, estimand, per_task, seed=self.sampler.seed
+        )
+        out.name = metric
+        if "system" in out.dims:
+            flags = extrapolated(self.data, out["k"].values).sel(system=out["system"].values)
+            out = out.assign_coords(extrapolated=(("system", "k"), flags.values))
+        out.attrs.update({"metric": metric, "estimand": estimand, "model": self.model.name})
+        if self.approximate:
+            out.attrs["approximate"] = 1
+        return out
+
+    def pass_at_k(self, k: Any, *, estimand: str = "tasks", per_task: bool = False) -> xr.DataArray:
+        """Draws of pass@k = E[1 - (1 - p)^k] (Chen et al. 2021), dims (chain, draw, system, k)."""
+        return self.curve("pass@k", k, estimand=estimand, per_task=per_task)
+
+    def pass_hat_k(
+        self, k: Any, *, estimand: str = "tasks", per_task: bool = False
+    ) -> xr.DataArray:
+        """Draws of pass^k = E[p^k] (Yao et al. 2024), dims ``(chain, draw, system, k)``."""
+        return self.curve("pass^k", k, estimand=estimand, per_task=per_task)
+
+    def success_prob(
+        self, seed: int | None = None, *, random_seed: int | Unset | None = UNSET
+    ) -> xr.DataArray:
+        """Explicit draws of every cell's success probability, dims (chain, draw, system, task).
+
+        For collapsed models these are drawn from the conjugate posterior; the default seed
+        is the fit's, which gives the same draws that the "tasks" curves use.
+        ``random_seed`` is PyMC's name for ``seed`` (give either).
+        """
+        seed = pick_seed(seed, random_seed, default=None)
+        seed = self.sampler.seed if seed is None else check_seed(seed)
+        return self.model.success_prob(self.posterior, self.data, seed)
+
+    def log_likelihood(self) -> xr.DataArray:
+        """Pointwise log-likelihood per observed cell, dims ``(chain, draw, cell)``."""
+        return self.model.log_likelihood(self.posterior, self.data)
+
+    def loo(self) -> Any:
+        """PSIS-LOO (ArviZ) over observed cells; for comparing models fitted to the same data."""
+        import arviz as az
+
+        log_lik = self.log_likelihood()
+        tree = xr.DataTree.from_dict(
+            {
+                "posterior": self.posterior,
+                "log_likelihood": xr.Dataset({"c": log_lik}),
+            }
+        )
+        return az.loo(tree, var_name="c", pointwise=True)
+
+    def summary(
+        self,
+        k: Any = 1,
+        *,
+        metrics: tuple[str, ...] = ("pass@k",),
+        estimands: tuple[str, ...] | None = None,
+        ci_prob: float = 0.95,
+        kind: IntervalKind = "eti",
+    ) -> pd.DataFrame:
+        """Per-system table: posterior mean, sd and interval of each metric, k and estimand.
+
+        Columns: ``system, metric, k, estimand, mean, sd, lower, upper, extrapolated,
+        ci_prob``, plus ``approximate`` when the fit is variational. ``extrapolated`` is True
+        where ``k`` exceeds the most trials the system ran on any task (the value rests on the
+        model's assumed rate distribution below ``1 / n``).
+        """
+        estimands = estimands or self.model.estimands()
+        frames = []
+        for metric in metrics:
+            for estimand in estimands:
+                draws = self.curve(metric, k, estimand=estimand)
+                lower, upper = credible_interval(draws, ci_prob, kind)
+                frame = xr.Dataset(
+                    {
+                        "mean": draws.mean(("chain", "draw")),
+                        "sd": draws.std(("chain", "draw"), ddof=1),
+                        "lower": lower,
+                        "upper": upper,
+                    }
+                ).to_dataframe().reset_index()
+                frame.insert(1, "metric", metric)
+                frame.insert(3, "estimand", estimand)
+                if "extrapolated" not in frame:
+                    frame["extrapolated"] = False
+                frames.append(frame[["system", "metric", "k", "estimand", "mean", "sd",
+                                     "lower", "upper", "extrapolated"]])
+        table = pd.concat(frames, ignore_index=True)
+        table["k"] = table["k"].astype(float).round().astype(int) if np.all(
+            table["k"] == np.round(table["k"])
+        ) else table["k"]
+        table["ci_prob"] = ci_prob
+        if self.approximate:
+            table["approximate"] = True
+        one_task = self.one_task_systems()
+        if one_task and "population" in estimands:
+            rests = (table["estimand"] == "population") & table["system"].isin(one_task)
+            table["note"] = np.where(rests, "population interval rests on one task", "")
+        return table
+
+    @property
+    def has_broken_tasks(self) -> bool:
+        """Whether the fit has a broken-task mixture (a ``pi0``: rate-grid with
+        ``broken=True``)."""
+        return hasattr(self.model, "broken_probability") and "pi0" in self.posterior
+
+    def broken_tasks(self) -> pd.DataFrame:
+        """Per task, the posterior probability that it is broken (``p = 0`` for every system),
+        beside what was observed: ``task``, ``systems`` (that ran it), ``trials``,
+        ``successes``, ``p_broken``; most likely broken first.
+
+        ``p_broken`` is the posterior mean of ``P(broken | parameters, data)``
+        (Rao-Blackwellised): exactly 0 for a task with a success. Fits with a broken-task
+        mixture only (:attr:`has_broken_tasks`).
+        """
+        if not self.has_broken_tasks:
+            raise ValueError(
+                f"{self.label} has no broken-task mixture (fit rate-grid with broken=True for "
+                "one)"
+            )
+        draws = self.model.broken_probability(self.posterior, self.data)  # type: ignore[attr-defined]
+        n, c = self.data.n.values, self.data.c.values
+        table = pd.DataFrame({
+            "task": self.data.tasks,
+            "systems": (n > 0).sum(axis=0),
+            "trials": n.sum(axis=0),
+            "successes": c.sum(axis=0),
+            "p_broken": draws.mean(("chain", "draw")).values,
+        })  # fmt: skip
+        return table.sort_values("p_broken", ascending=False, kind="stable").reset_index(drop=True)
+
+    def one_task_systems(self) -> list[str]:
+        """Systems observed on a single task (their population estimand rests on it)."""
+        observed = (self.data.n.values > 0).sum(axis=1)
+        return [s for s, count in zip(self.data.systems, observed, strict=True) if count == 1]
+
+    def warn_if_unconverged(self, context: str) -> bool:
+        """Warn (:class:`ConvergenceWarning`) when an MCMC fit failed its diagnostics.
+
+        Used where a fit is reused (:func:`evalbayes.load`, :func:`evalbayes.compare`), so
+        that a non-converged fit stays loud after it was saved. Returns whether it passed.
+        """
+        if self.approximate or not self.is_mcmc:
+            return True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            diag = self.diagnostics(warn=False)
+        if not diag.passed:
+            warnings.warn(
+                f"{context}: {self.label} failed its convergence diagnostics "
+                f"({'; '.join(diag.problems)}); its numbers may be wrong (refit with more "
+                "draws/tune)",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        return diag.passed
+
+    def diagnostics(self, *, warn: bool = True) -> Diagnostics:
+        """R-hat, ESS and divergences; warns (:class:`ConvergenceWarning`) on failure.
+
+        Exact conjugate draws (``pooling="none"``/``"complete"``) pass trivially; a
+        variational fit has no MCMC diagnostics and says so.
+        """
+        if self.approximate:
+            if warn:
+                warnings.warn(
+                    f"{self.label}: approximate fits have no MCMC convergence diagnostics; "
+                    "intervals are approximate",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        return convergence_diagnostics(
+            self.posterior, self.sample_stats, warn=warn and not self.approximate
+        )
+
+    def posterior_predictive(
+        self, seed: int = 0, *, random_seed: int | Unset = UNSET
+    ) -> xr.DataArray:
+        """Replicated counts on the observed cells, dims ``(chain, draw, system, task)``.
+
+        ``random_seed`` is PyMC's name for ``seed`` (give either).
+        """
+        seed = check_seed(pick_seed(seed, random_seed))
+        return self.model.posterior_predictive(self.posterior, self.data, seed)
+
+    def ppc(
+        self, seed: int = 0, ci_prob: float = 0.9, *, random_seed: int | Unset = UNSET
+    ) -> PosteriorPredictiveCheck:
+        """Check the per-task count histogram against replicated data.
+
+        For each system, the number of tasks with each count ``c`` (or rate bin) is compared
+        with the same statistic of the posterior predictive replicates. A well-specified
+        model puts about ``ci_prob`` of the observed bins inside the replicated intervals;
+        a model without task heterogeneity (``pooling="complete"``) misses the U shape of
+        agent benchmarks badly. The bins are the counts ``0..n`` when every task of a system
+        ran the same ``n <= PPC_MAX_COUNT_BINS`` trials, ten bins of the pass rate otherwise.
+        ``random_seed`` is PyMC's name for ``seed`` (give either).
+        """
+        rep = self.posterior_predictive(pick_seed(seed, random_seed))
+        n = self.data.n.values
+        c = self.data.c.values
+        rows = []
+        # one bin per count only for a few trials per task: n = 10^9 would need 10^9 bins
+        equal_n = all(
+            len(set(n[s][n[s] > 0])) == 1 and n[s].max() <= PPC_MAX_COUNT_BINS
+            for s in range(n.shape[0])
+        )
+        bins_kind = "count" if equal_n else "rate"
+        rep_values = rep.stack(sample=("chain", "draw")).transpose("sample", ...).values
+        for s, system in enumerate(self.data.systems):
+            obs_mask = n[s] > 0
+            if equal_n:
+                n_s = int(n[s][obs_mask][0])
+                edges = np.arange(n_s + 2) - 0.5
+                labels = [str(v) for v in range(n_s + 1)]
+                obs_stat = c[s][obs_mask]
+                rep_stat = rep_values[:, s, obs_mask]
+            else:
+                edges = np.linspace(0, 1, 11)
+                edges[-1] = 1.0 + 1e-12
+                labels = [f"{lo:.1f}-{hi:.1f}" for lo, hi in itertools.pairwise(edges)]
+                obs_stat = c[s][obs_mask] / n[s][obs_mask]
+                rep_stat = rep_values[:, s, obs_mask] / n[s][obs_mask]
+            observed_hist = np.histogram(obs_stat, bins=edges)[0]
+            idx = np.clip(np.digitize(rep_stat, edges) - 1, 0, len(edges) - 2)
+            rep_hist = np.stack(
+                [np.bincount(row, minlength=len(edges) - 1) for row in idx]
+            )
+            lower = np.quantile(rep_hist, (1 - ci_prob) / 2, axis=0)
+            upper = np.quantile(rep_hist, (1 + ci_prob) / 2, axis=0)
+            for j, label in enumerate(labels):
+                rows.append(
+                    {
+                        "system": system,
+                        "bin": label,
+                        "observed": int(observed_hist[j]),
+                        "mean": float(rep_hist[:, j].mean()),
+                        "lower": float(lower[j]),
+                        "upper": float(upper[j]),
+                        "outside": bool(
+                            observed_hist[j] < lower[j] or observed_hist[j] > upper[j]
+                        ),
+                    }
+                )
+        return PosteriorPredictiveCheck(pd.DataFrame(rows), ci_prob, bins_kind)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | Path) -> Path:
+        """Write the fit to NetCDF (h5netcdf) with config, data, version and fingerprints.
+
+        The fingerprints (:mod:`evalbayes.results._fingerprint`) cover the draws, sample statistics,
+        counts, coordinates, model configuration and sampler settings; :func:`evalbayes.load`
+        refuses a file in which any of them changed.
+        """
+        path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"{path}: is a directory; give a file name such as fit.nc")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tree = self.tree.copy()
+        groups = {name: node.to_dataset() for name, node in tree.children.items()}
+        fingerprint = fit_fingerprint(
+            groups, json.loads(tree.attrs["model_config"]), json.loads(tree.attrs["sampler"])
+        )
+        tree.attrs["fingerprint"] = json.dumps(fingerprint, sort_keys=True)
+        tree.to_netcdf(path, engine="h5netcdf")
+        return path

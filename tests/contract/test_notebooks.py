@@ -1,0 +1,85 @@
+"""The tutorial notebooks: committed executed (outputs and figures), with cell sources equal
+to what ``notebooks/build_notebooks.py`` writes, and executable end to end (nbclient).
+
+The committed files are rebuilt with ``notebooks/build_notebooks.py --execute [--quick]``.
+The slow test executes each notebook again in quick mode (``EVALBAYES_NB_QUICK=1``,
+``EVALBAYES_NB_DRAWS=300``) on a copy in a temporary folder, never overwriting the committed
+file; the five notebooks together take several minutes on two cores. The assert cells inside
+the notebooks check the numbers printed in the TinyAgent worked example.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from paths import ROOT
+
+nbformat = pytest.importorskip("nbformat")
+
+NOTEBOOKS = ROOT / "notebooks"
+NAMES = (
+    "01_quickstart.ipynb",
+    "02_item_difficulty.ipynb",
+    "03_bayes_vs_bootstrap.ipynb",
+    "04_cli_workflow.ipynb",
+    "05_designs.ipynb",
+)
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location(
+        "build_notebooks", NOTEBOOKS / "build_notebooks.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_generated_notebook_is_tested():
+    assert set(_generator().NOTEBOOKS) == set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_matches_the_generator(name):
+    on_disk = nbformat.read(NOTEBOOKS / name, as_version=4)
+    built = _generator().build(name)
+    assert [c.cell_type for c in on_disk.cells] == [c.cell_type for c in built.cells]
+    assert [c.source for c in on_disk.cells] == [c.source for c in built.cells], (
+        f"{name} differs from notebooks/build_notebooks.py; rebuild it with "
+        "notebooks/build_notebooks.py --execute"
+    )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_is_committed_executed_without_errors(name):
+    on_disk = nbformat.read(NOTEBOOKS / name, as_version=4)
+    code = [c for c in on_disk.cells if c.cell_type == "code"]
+    counts = [c.execution_count for c in code]
+    assert None not in counts, (
+        f"{name}: cells {[c.get('id') for c in code if c.execution_count is None]} were not "
+        "executed; rebuild with notebooks/build_notebooks.py --execute"
+    )
+    assert counts == sorted(counts), f"{name}: cells were executed out of order"
+    assert _generator().errors(on_disk) == []
+    mode = on_disk.metadata.get("evalbayes", {}).get("executed_mode")
+    assert mode in ("quick", "full")
+
+
+def test_every_notebook_is_listed_in_the_readme():
+    readme = (NOTEBOOKS / "README.md").read_text(encoding="utf-8")
+    for name in NAMES:
+        assert name in readme
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_executes(name, tmp_path):
+    pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    generator = _generator()
+    notebook = generator.build(name)
+    errors = generator.execute(notebook, quick=True, timeout=600)
+    nbformat.write(notebook, tmp_path / name)  # the executed copy, for a look after a failure
+    assert errors == [], f"{name}: executed copy in {tmp_path / name}"

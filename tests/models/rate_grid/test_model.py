@@ -1,0 +1,431 @@
+"""RateGridModel: the grid maths against scipy and direct sums, the PyTensor graph against the
+NumPy likelihood, conditional rate draws against the exact discrete posterior, recovery and
+SBC (slow)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+from scipy import stats
+from scipy.special import expit, logsumexp
+
+from evalbayes import EvalData
+from evalbayes.frequentist import bootstrap_ci, paired_bootstrap_ci
+from evalbayes.models import RateGridModel, get_model, model_from_config
+from evalbayes.models._base import (
+    bayesian_bootstrap_weights,
+    couple_to_reference,
+    weighted_row_average,
+)
+from evalbayes.models.rate_grid._model import grid_log_likelihood
+from evalbayes.testing import rank_statistics, rank_uniformity
+
+
+def _posterior(coef: np.ndarray, systems: list[str]) -> xr.Dataset:
+    """A fake posterior with the given coefficient draws, shape (chain, draw, system, term)."""
+    return xr.Dataset(
+        {"coef": (("chain", "draw", "system", "term"), coef)},
+        coords={"chain": np.arange(coef.shape[0]), "draw": np.arange(coef.shape[1]),
+                "system": systems, "term": np.arange(coef.shape[3])},
+    )
+
+
+def test_grid_log_likelihood_matches_scipy_and_atoms():
+    n = np.array([1, 5, 16, 1100, 1100, 7])
+    c = np.array([0, 2, 16, 17, 0, 7])
+    rates = np.array([0.0, 1e-6, 0.01, 0.5, 0.999, 1.0])
+    got = grid_log_likelihood(n, c, rates)
+    expect = stats.binom.logpmf(c[:, None], n[:, None], rates[None, :])
+    assert np.allclose(got, expect, rtol=1e-12, atol=1e-9, equal_nan=False)
+    # the atoms exactly: p = 0 only for c = 0, p = 1 only for c = n
+    assert np.array_equal(np.isfinite(got[:, 0]), c == 0)
+    assert np.array_equal(np.isfinite(got[:, -1]), c == n)
+
+
+def test_support_and_basis():
+    model = RateGridModel(degree=3, grid_limit=10.0, grid_nodes=21, tail_terms=0)
+    grid = model.rates_grid
+    assert grid[0] == 0.0 and grid[-1] == 1.0 and len(grid) == 23
+    assert np.allclose(grid[1:-1], expit(np.linspace(-10, 10, 21)))
+    basis = model.basis
+    assert basis.shape == (23, 5)
+    # degree-d Legendre column: P_1(z) = z, P_2 = (3 z^2 - 1) / 2
+    z = np.linspace(-1, 1, 21)
+    assert np.allclose(basis[1:-1, 0], z)
+    assert np.allclose(basis[1:-1, 1], (3 * z**2 - 1) / 2)
+    assert basis[0].tolist() == [0, 0, 0, 1, 0] and basis[-1].tolist() == [0, 0, 0, 0, 1]
+    no_atoms = RateGridModel(degree=3, grid_limit=10.0, grid_nodes=21, atoms=False,
+                             tail_terms=0)
+    assert no_atoms.basis.shape == (21, 3) and len(no_atoms.rates_grid) == 21
+
+
+def test_tail_bumps_of_the_default_grid():
+    """Default: Legendre degree 5, then Gaussian bumps (sd 1.5) at logits -10, -7, -4, 4, 7,
+    10, then the two atom indicators; the bumps are 0 at the atoms."""
+    model = RateGridModel()
+    x = np.linspace(-14, 14, 57)
+    basis = model.basis
+    assert basis.shape == (59, 5 + 6 + 2)
+    assert np.allclose(basis[1:-1, 4], (63 * (x / 14) ** 5 - 70 * (x / 14) ** 3
+                                        + 15 * (x / 14)) / 8)  # P_5
+    for column, centre in enumerate([-10.0, -7.0, -4.0, 4.0, 7.0, 10.0], start=5):
+        assert np.allclose(basis[1:-1, column], np.exp(-((x - centre) ** 2) / (2 * 1.5**2)))
+        assert basis[0, column] == 0.0 and basis[-1, column] == 0.0
+    assert basis[0].tolist() == [0.0] * 11 + [1.0, 0.0]
+    assert basis[-1].tolist() == [0.0] * 12 + [1.0]
+    assert np.allclose(RateGridModel(tail_terms=1).tail_centres, [-4.0, 4.0])
+
+
+@pytest.mark.parametrize("bad", [
+    {"degree": 0}, {"degree": 2.5}, {"coef_prior": 0.0}, {"grid_limit": -1.0},
+    {"grid_nodes": 3, "degree": 5}, {"coef_prior": True}, {"population": "bootstrap"},
+    {"tail_terms": -1}, {"tail_terms": 1.5}, {"tail_terms": True},
+])
+def test_bad_settings_raise(bad):
+    with pytest.raises(ValueError):
+        RateGridModel(**bad)
+
+
+def test_registry_and_config_round_trip():
+    model = get_model("rate-grid", degree=4)
+    assert isinstance(model, RateGridModel) and model.degree == 4
+    assert model_from_config(model.to_config()) == model
+
+
+def _data() -> EvalData:
+    n = np.array([[16, 16, 16, 16, 0], [4, 4, 4, 1, 1]])
+    c = np.array([[0, 3, 16, 0, 0], [1, 0, 4, 1, 0]])
+    return EvalData.from_arrays(n, c, systems=["A", "B"], tasks=list("vwxyz"))
+
+
+def test_population_curve_is_the_weighted_sum():
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    rng = np.random.default_rng(0)
+    coef = rng.normal(0, 2, (2, 3, 2, model.basis.shape[1]))
+    post = _posterior(coef, ["A", "B"])
+    k = np.array([1, 3, 100])
+    got = model.population_curve(post, _data(), k, "pass@k")
+    got_hat = model.population_curve(post, _data(), k, "pass^k")
+    grid = model.rates_grid
+    for ch in range(2):
+        for d in range(3):
+            for s in range(2):
+                logits = model.basis @ coef[ch, d, s]
+                g = np.exp(logits) / np.exp(logits).sum()
+                for j, kj in enumerate(k):
+                    expect = sum(w * (1 - (1 - p) ** kj) for w, p in zip(g, grid, strict=True))
+                    hat = sum(w * p**kj for w, p in zip(g, grid, strict=True))
+                    assert math.isclose(got[ch, d, s, j], expect, rel_tol=1e-10, abs_tol=1e-14)
+                    assert math.isclose(got_hat[ch, d, s, j], hat, rel_tol=1e-10, abs_tol=1e-14)
+
+
+def test_bayesian_bootstrap_weights_are_dirichlet_one():
+    """Moments of Dirichlet(1, ..., 1) over T tasks: mean 1/T, variance (T-1)/(T^2 (T+1)),
+    covariance -1/(T^2 (T+1)); each weight is Beta(1, T-1) (KS test); same seed, same
+    weights."""
+    tasks = 7
+    w = bayesian_bootstrap_weights(4, 20_000, tasks, seed=3)
+    assert w.shape == (4, 20_000, tasks)
+    assert np.allclose(w.sum(axis=-1), 1.0)
+    flat = w.reshape(-1, tasks)
+    se = math.sqrt((tasks - 1) / (tasks**2 * (tasks + 1)) / len(flat))
+    assert np.allclose(flat.mean(axis=0), 1 / tasks, atol=4 * se)
+    cov = np.cov(flat, rowvar=False)
+    assert np.allclose(np.diag(cov), (tasks - 1) / (tasks**2 * (tasks + 1)), rtol=0.03)
+    off = cov[~np.eye(tasks, dtype=bool)]
+    assert np.allclose(off, -1 / (tasks**2 * (tasks + 1)), rtol=0.1)
+    assert stats.kstest(flat[:, 0], stats.beta(1, tasks - 1).cdf).pvalue > 1e-3
+    assert np.array_equal(w, bayesian_bootstrap_weights(4, 20_000, tasks, seed=3))
+    assert not np.array_equal(w, bayesian_bootstrap_weights(4, 20_000, tasks, seed=4))
+
+
+def test_couple_to_reference_keeps_marginals_and_takes_the_reference_ranks():
+    """Each column keeps its multiset of draws; its ranks become the reference's (checked
+    with scipy.stats.rankdata), so the rank correlation between columns is the reference's."""
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=(2, 50, 3, 2))
+    common = rng.normal(size=(2, 50, 1, 1))
+    reference = common + 0.3 * rng.normal(size=(2, 50, 3, 2))
+    out = couple_to_reference(values, reference)
+    flat_out, flat_ref = out.reshape(100, 6), reference.reshape(100, 6)
+    assert np.array_equal(np.sort(flat_out, axis=0), np.sort(values.reshape(100, 6), axis=0))
+    for j in range(6):
+        assert np.array_equal(stats.rankdata(flat_out[:, j]), stats.rankdata(flat_ref[:, j]))
+    before = stats.spearmanr(values.reshape(100, 6)[:, 0], values.reshape(100, 6)[:, 2])[0]
+    after = stats.spearmanr(flat_out[:, 0], flat_out[:, 2])[0]
+    assert abs(before) < 0.3 < 0.8 < after
+    assert math.isclose(after, stats.spearmanr(flat_ref[:, 0], flat_ref[:, 2])[0])
+    with pytest.raises(ValueError, match="shapes differ"):
+        couple_to_reference(values, reference[:, :10])
+
+
+def test_bootstrap_population_is_the_weighted_average_of_the_task_draws():
+    """population="bayesian-bootstrap": per draw, sum_t w_t f(p[s, t]) / sum_t w_t over the
+    system's observed tasks, with the same rate draws as the per-task curve (same seed) and
+    the same weights for every system; "independent" gives the g_s integral instead, and "paired"
+    the grid's draws reordered to the bootstrap's ranks."""
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0,
+                          population="bayesian-bootstrap")
+    data = _data()
+    coef = np.random.default_rng(2).normal(0, 2, (2, 3, 2, model.basis.shape[1]))
+    post = _posterior(coef, ["A", "B"])
+    k = np.array([1, 5])
+    for metric in ("pass@k", "pass^k"):
+        got = model.curve(post, data, k, metric, "population", False, seed=9).values
+        per_task = model.curve(post, data, k, metric, "tasks", True, seed=9).values
+        w = bayesian_bootstrap_weights(2, 3, 5, seed=9)
+        seen = data.n.values > 0
+        for s in range(2):
+            ws = w * seen[s]
+            expect = np.einsum("cdtk,cdt->cdk", np.nan_to_num(per_task[:, :, s]), ws)
+            assert np.allclose(got[:, :, s], expect / ws.sum(axis=-1)[..., None], rtol=1e-12)
+    grid = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, population="independent")
+    exact = grid.population_curve(post, data, k, "pass@k")
+    assert np.allclose(grid.curve(post, data, k, "pass@k", "population", False, seed=9).values,
+                       exact)
+    assert grid.description == "rate-grid (population=independent, broken=False)"
+    paired = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    got = paired.curve(post, data, k, "pass@k", "population", False, seed=9).values
+    expected = paired.row_expectations(post, data, k, "pass@k")
+    reference = weighted_row_average(expected.values, expected.row_of_cell,
+                                     bayesian_bootstrap_weights(2, 3, 5, seed=9))
+    assert np.array_equal(got, couple_to_reference(exact, reference))
+
+
+def test_weighted_row_average_matches_the_cell_by_cell_sum():
+    """Per-row values spread to their cells and averaged with the task weights directly."""
+    rng = np.random.default_rng(8)
+    row_of_cell = np.array([[0, 1, 0, -1, 1], [2, 2, -1, 3, 4]])
+    values = rng.random((2, 3, 5, 2))
+    weights = bayesian_bootstrap_weights(2, 3, 5, seed=1)
+    got = weighted_row_average(values, row_of_cell, weights)
+    for s in range(2):
+        seen = row_of_cell[s] >= 0
+        cell_values = values[:, :, row_of_cell[s, seen], :]  # (chain, draw, cell, k)
+        w = weights[:, :, seen]
+        expect = (cell_values * w[..., None]).sum(axis=2) / w.sum(axis=-1)[..., None]
+        assert np.allclose(got[:, :, s], expect, rtol=1e-12)
+
+
+def test_row_expectations_are_the_exact_conditional_means():
+    """E[f(p) | g_s, n, c] per distinct (system, n, c) against a direct sum over the grid
+    with scipy's binomial pmf; every observed cell points at its row."""
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    data = _data()
+    coef = np.random.default_rng(3).normal(0, 2, (1, 2, 2, model.basis.shape[1]))
+    post = _posterior(coef, ["A", "B"])
+    k = np.array([1, 7])
+    values, row_of_cell, scale = model.row_expectations(post, data, k, "pass@k")
+    assert scale is None  # no pi0 in this posterior: no broken tasks
+    grid = model.rates_grid
+    n, c = data.n.values, data.c.values
+    assert np.array_equal(row_of_cell < 0, n == 0)
+    for d in range(2):
+        for s, t in zip(*np.nonzero(n > 0), strict=True):
+            logits = model.basis @ coef[0, d, s]
+            post_j = np.exp(logits - logsumexp(logits)) * stats.binom.pmf(c[s, t], n[s, t], grid)
+            post_j /= post_j.sum()
+            for j, kj in enumerate(k):
+                expect = float(post_j @ (1 - (1 - grid) ** kj))
+                assert math.isclose(values[0, d, row_of_cell[s, t], j], expect, rel_tol=1e-9,
+                                    abs_tol=1e-12)
+
+
+def test_population_difference_is_paired():
+    """Two systems whose task logits correlate 0.6 (60 tasks, 5 trials, as on Terminal-Bench):
+    the default population ("paired": grid marginals coupled to the Bayesian bootstrap's ranks)
+    keeps each system's grid draws exactly, and its difference interval is close to the
+    paired task bootstrap's (frequentist, evalbayes.frequentist.paired_bootstrap_ci; 1.1-1.2x
+    here: the independent per-system posteriors cannot shrink per-task differences, so trial
+    noise is counted a little more than once) and narrower than the unpaired "independent"
+    population's, while each system's own interval is close to the task bootstrap's."""
+    rng = np.random.default_rng(5)
+    u = rng.multivariate_normal([0.0, 0.5], 4.0 * np.array([[1.0, 0.6], [0.6, 1.0]]), 60).T
+    n = np.full((2, 60), 5)
+    c = rng.binomial(n, expit(u))
+    data = EvalData.from_arrays(n, c, systems=["A", "B"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = RateGridModel().fit(data, draws=500, tune=500, chains=2, seed=1, check=False)
+    pop = post.pass_at_k(1, estimand="population").sel(k=1)
+    diff = (pop.sel(system="B") - pop.sel(system="A")).values.ravel()
+    width = np.diff(np.quantile(diff, [0.025, 0.975]))[0]
+    boot = paired_bootstrap_ci(c[0] / n[0], c[1] / n[1], seed=0, n_resamples=4000)
+    assert 0.9 < width / (boot.upper - boot.lower) < 1.3
+    gpop = RateGridModel(population="independent").curve(
+        post.posterior, data, np.array([1]), "pass@k", "population", False
+    ).sel(k=1)
+    for system in ("A", "B"):
+        assert np.array_equal(np.sort(pop.sel(system=system).values.ravel()),
+                              np.sort(gpop.sel(system=system).values.ravel()))
+    gdiff = (gpop.sel(system="B") - gpop.sel(system="A")).values.ravel()
+    assert np.diff(np.quantile(gdiff, [0.025, 0.975]))[0] > 1.1 * width
+    own = np.diff(np.quantile(pop.sel(system="A").values.ravel(), [0.025, 0.975]))[0]
+    single = bootstrap_ci(c[0] / n[0], seed=0, n_resamples=4000)
+    assert 0.8 < own / (single.upper - single.lower) < 1.25
+
+
+def test_cell_log_likelihood_is_the_mixture():
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    data = _data()
+    coef = np.random.default_rng(1).normal(0, 2, (1, 2, 2, model.basis.shape[1]))
+    post = _posterior(coef, ["A", "B"])
+    s_idx, t_idx = np.nonzero(data.n.values > 0)
+    got = model.cell_log_likelihood(post, data, s_idx, t_idx)
+    grid = model.rates_grid
+    for d in range(2):
+        for i, (s, t) in enumerate(zip(s_idx, t_idx, strict=True)):
+            logits = model.basis @ coef[0, d, s]
+            g = np.exp(logits - logsumexp(logits))
+            n, c = data.n.values[s, t], data.c.values[s, t]
+            expect = np.log(sum(w * stats.binom.pmf(c, n, p) for w, p in zip(g, grid, strict=True)))
+            assert math.isclose(got[0, d, i], expect, rel_tol=1e-10)
+
+
+def test_graph_log_density_matches_numpy():
+    """The compiled model's log density differs from the NumPy likelihood plus the Normal
+    prior by a constant (binomial coefficients, row shifts): compare two points."""
+    pytest.importorskip("pymc")
+    model = RateGridModel(degree=3, grid_nodes=21, grid_limit=10.0, broken=False)
+    data = _data()
+    pm_model = model.build(model.inputs(data))
+    logp = pm_model.compile_logp()
+    s_idx, t_idx = np.nonzero(data.n.values > 0)
+    rng = np.random.default_rng(2)
+    values = []
+    for _ in range(2):
+        coef = rng.normal(0, 1.5, (2, model.basis.shape[1]))
+        post = _posterior(coef[None, None], ["A", "B"])
+        ll = model.cell_log_likelihood(post, data, s_idx, t_idx).sum()
+        prior = stats.norm(0, model.coef_prior).logpdf(coef).sum()
+        values.append((logp({"coef": coef}), ll + prior))
+    (g0, n0), (g1, n1) = values
+    assert math.isclose(g1 - g0, n1 - n0, rel_tol=1e-9, abs_tol=1e-8)
+
+
+def test_pruned_graph_matches_the_full_sum_with_many_trials():
+    """With ~1000 trials per cell the graph leaves most (row, node) pairs out of its sums; its
+    log density still equals the full NumPy sum over all 59 nodes plus the prior, up to a
+    constant, at coefficients as far out as the prior reaches (sd 3)."""
+    pytest.importorskip("pymc")
+    model = RateGridModel()
+    rng = np.random.default_rng(5)
+    n = rng.integers(900, 1200, (3, 40))
+    n[0, :3] = 0  # missing cells
+    n[1, :5] = 3  # few trials: nothing pruned on these rows
+    p = np.clip(expit(rng.normal(0, 3, (3, 40))), 0, 1)
+    p[:, :4] = 0.0
+    c = rng.binomial(n, p)
+    data = EvalData.from_arrays(n, c)
+    inputs = model.inputs(data)
+    real = inputs.values["row_real"] > 0
+    assert np.count_nonzero(inputs.values["pair_ll"]) < 0.4 * real.sum() * len(model.rates_grid)
+    logp = model.build(inputs).compile_logp()
+    s_idx, t_idx = np.nonzero(n > 0)
+    values = []
+    for scale in (0.5, 1.5, 3.0, 3.0):
+        coef = rng.normal(0, scale, (3, model.basis.shape[1]))
+        post = _posterior(coef[None, None], list(data.dataset["system"].values))
+        ll = model.cell_log_likelihood(post, data, s_idx, t_idx).sum()
+        prior = stats.norm(0, model.coef_prior).logpdf(coef).sum()
+        values.append(logp({"coef": coef}) - (ll + prior))
+    assert np.ptp(values) < 1e-8
+
+
+def test_conditional_rate_draws_match_the_exact_posterior():
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, tail_terms=0)
+    data = _data()
+    coef = np.broadcast_to(np.array([1.0, -0.5, -1.0, -2.0]), (1, 20_000, 2, 4)).copy()
+    post = _posterior(coef, ["A", "B"])
+    p = model.rates(post, data, seed=3, tasks=slice(0, 5))
+    grid = model.rates_grid
+    logits = model.basis @ coef[0, 0, 0]
+    g = np.exp(logits - logsumexp(logits))
+    for s, t in [(0, 0), (0, 1), (0, 2), (1, 3), (0, 4)]:
+        n, c = data.n.values[s, t], data.c.values[s, t]
+        exact = g * stats.binom.pmf(c, n, grid)
+        exact /= exact.sum()
+        counts = np.array([(p[0, :, s, t] == r).sum() for r in grid])
+        assert counts.sum() == p.shape[1]  # every draw is a grid node
+        keep = exact * p.shape[1] >= 5
+        chi2 = stats.chisquare(counts[keep], exact[keep] / exact[keep].sum() * counts[keep].sum())
+        assert chi2.pvalue > 1e-3, (s, t)
+    # same seed, same draws
+    assert np.array_equal(p, model.rates(post, data, seed=3, tasks=slice(0, 5)))
+
+
+def test_single_trial_data_warns():
+    pytest.importorskip("pymc")
+    n = np.ones((2, 6), int)
+    c = np.array([[1, 0, 1, 1, 0, 0], [0, 0, 1, 0, 0, 1]])
+    with pytest.warns(UserWarning, match="at most one trial"):
+        RateGridModel().fit(EvalData.from_arrays(n, c), draws=50, tune=50, chains=1,
+                            check=False)
+
+
+@pytest.mark.slow
+def test_recovery_of_an_atom_and_a_spread_tail():
+    """Rates: 30 % never solved, the rest logit-normal N(-3, 2): the fit's population pass@k
+    at k = 1, 16 and 256 covers the truth of the generating distribution, and so does its mass
+    below p = 0.003 (~0.1 / n). The atom itself is not identified apart from the grid's tail
+    below 1 / n (32 trials cannot tell p = 0 from p = 1e-5), so only the sum is checked."""
+    rng = np.random.default_rng(7)
+    tasks, trials = 400, 32
+    dead = rng.random(tasks) < 0.3
+    p = np.where(dead, 0.0, expit(rng.normal(-3.0, 2.0, tasks)))
+    n = np.full((1, tasks), trials)
+    data = EvalData.from_arrays(n, rng.binomial(n, p[None, :]))
+    model = RateGridModel()
+    post = model.fit(data, draws=500, tune=500, chains=2, seed=3, check=False)
+    k = np.array([1, 16, 256])
+    z = np.random.default_rng(8).normal(-3.0, 2.0, 400_000)
+    truth = 0.7 * (1 - (1 - expit(z)[:, None]) ** k).mean(axis=0)
+    pop = post.pass_at_k(k, estimand="population").sel(system=data.systems[0])
+    lo = pop.quantile(0.005, ("chain", "draw")).values
+    hi = pop.quantile(0.995, ("chain", "draw")).values
+    assert np.all((lo <= truth) & (truth <= hi)), (lo, truth, hi)
+    g = model.rate_distribution(post.posterior)
+    low = g.where(g["rate"] < 0.003, 0.0).sum("rate")
+    true_low = 0.3 + 0.7 * stats.norm.cdf((np.log(0.003 / 0.997) + 3.0) / 2.0)
+    assert low.quantile(0.005).item() <= true_low <= low.quantile(0.995).item(), (
+        low.mean().item(), true_low)
+
+
+def _ranks(replicates: int, seed: int) -> dict[str, np.ndarray]:
+    """SBC of the model's own functional of g_s (population="independent"); the Bayesian bootstrap
+    population is a nonparametric posterior of the task population, checked on real data and
+    in benchmarks/validity/paired_simulation.py instead."""
+    model = RateGridModel(population="independent")
+    ranks: dict[str, list[int]] = {"coef0": [], "pop@1": [], "pop@8": []}
+    k = np.array([1, 8])
+    for r in range(replicates):
+        data, truth = model.simulate_prior(2, 30, 8, seed=seed + r)
+        post = model.fit(data, draws=198, tune=300, chains=2, seed=r, check=False)
+        draws = post.posterior["coef"].isel(system=0, term=0).stack(s=("chain", "draw")).values
+        ranks["coef0"].append(rank_statistics(truth["coef"][:1, 0], draws[:, None])[0])
+        pop = post.pass_at_k(k, estimand="population").isel(system=0)
+        flat = pop.stack(s=("chain", "draw")).transpose("s", "k").values
+        exact = truth["g"][0] @ (1 - (1 - model.rates_grid[:, None]) ** k)
+        for j, name in enumerate(("pop@1", "pop@8")):
+            ranks[name].append(rank_statistics(exact[j:j + 1], flat[:, j:j + 1])[0])
+    return {name: np.array(v) for name, v in ranks.items()}
+
+
+@pytest.mark.slow
+def test_sbc_ranks_are_not_degenerate():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranks = _ranks(8, seed=300)
+    for name, r in ranks.items():
+        assert np.ptp(r) > 10, name
+
+
+@pytest.mark.slow
+def test_sbc_ranks_uniform():
+    ranks = _ranks(100, seed=3000)
+    for name, r in ranks.items():
+        assert rank_uniformity(r, n_ranks=99, bins=10).pvalue > 0.001, name

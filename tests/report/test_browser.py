@@ -1,0 +1,177 @@
+"""The report in a real browser: headless Chromium loads it offline with no console errors,
+every image decodes, the tables are there; a screenshot is saved.
+
+Chromium is driven from the command line (``--dump-dom``, ``--screenshot``), with no Python
+browser package. The report has no script; to check the images, a TEST COPY of the page gets a
+small inline probe that writes each image's decoded size into the DOM, which ``--dump-dom``
+returns. Console messages (errors, blocked loads) appear in Chromium's stderr log as
+``CONSOLE`` lines. A negative control (a broken image and an external load) shows that the
+harness does catch both. Set ``EVALBAYES_SCREENSHOT=path.png`` to keep the screenshot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import evalbayes as eb
+from evalbayes.report import write_report
+from evalbayes.report._html import CSP
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="headless Chromium is not installed (Debian: apt-get install chromium; CI installs "
+    "it in .ci/run)",
+)
+
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
+)
+CONSOLE = re.compile(r"CONSOLE[:(]")
+PROBE = """<script>
+(function () {
+  var errors = [];
+  window.addEventListener('error', function (e) {
+    var t = e.target || {};
+    errors.push(String(t.tagName || 'window') + ':' + String(t.src || e.message));
+  }, true);
+  window.addEventListener('load', function () {
+    var images = Array.prototype.map.call(document.images, function (img) {
+      return [img.naturalWidth, img.naturalHeight, img.complete];
+    });
+    var out = document.createElement('pre');
+    out.id = 'evalbayes-probe';
+    out.textContent = JSON.stringify({
+      images: images,
+      tables: document.querySelectorAll('table').length,
+      sections: Array.prototype.map.call(document.querySelectorAll('section'),
+                                         function (s) { return s.id; }),
+      errors: errors
+    });
+    document.body.appendChild(out);
+  });
+})();
+</script>"""
+
+
+def run_chromium(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *extra, page.resolve().as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def probe_copy(html: str, path: Path) -> Path:
+    """A copy of the page that runs the probe (its CSP allows this one inline script)."""
+    assert html.count(CSP) == 1
+    relaxed = html.replace(CSP, CSP + "; script-src 'unsafe-inline'")
+    head = relaxed.index("<style>")
+    path.write_text(relaxed[:head] + PROBE + relaxed[head:], encoding="utf-8")
+    return path
+
+
+def probe(dom: str) -> dict:
+    match = re.search(r'<pre id="evalbayes-probe">(.*?)</pre>', dom, re.S)
+    assert match, "the probe did not run (no result in the dumped DOM)"
+    return json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def console_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if CONSOLE.search(line)]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("browser")
+    data = eb.datasets.load("tinyagent", experiment="sec17.7")
+    meta = folder / "protocol.toml"
+    meta.write_text(
+        'harness = "TinyAgent gym, training configuration (seed 000 ch. 17.1)"\n'
+        "episodes_per_task = 64\ntemperature = 1.0\n"
+        'success = "submitted and every hidden test passed"\n',
+        encoding="utf-8",
+    )
+    fit = eb.BetaBinomialModel().fit(data, draws=300, seed=0, check=False)
+    return write_report(data, fit=fit, output=folder / "report.html", meta=meta)
+
+
+def test_report_loads_without_console_errors(report, tmp_path):
+    result = run_chromium(report, tmp_path / "profile", "--virtual-time-budget=5000",
+                          "--dump-dom")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert console_lines(result.stderr) == []
+    dom = result.stdout
+    source = report.read_text(encoding="utf-8")
+    assert dom.count("<table") == source.count("<table") >= 10
+    for key in ("data", "systems", "curves", "comparisons", "items", "checks", "protocol",
+                "guide", "reproduce"):  # fmt: skip
+        assert f'<section id="{key}">' in dom
+
+
+def test_every_image_decodes_and_tables_are_present(report, tmp_path):
+    page = probe_copy(report.read_text(encoding="utf-8"), tmp_path / "probe.html")
+    result = run_chromium(page, tmp_path / "profile", "--virtual-time-budget=5000",
+                          "--dump-dom")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = probe(result.stdout)
+    assert len(found["images"]) == 5
+    for width, height, complete in found["images"]:
+        assert complete and width > 200 and height > 100
+    assert found["tables"] >= 10
+    assert found["errors"] == []
+    assert console_lines(result.stderr) == []
+
+
+def test_the_harness_catches_broken_images_and_external_loads(report, tmp_path):
+    """Negative control: the same checks fail on a page with a broken image and a blocked
+    external load, so the passing tests above are not vacuous."""
+    html = report.read_text(encoding="utf-8")
+    broken = re.sub(r'src="data:image/png;base64,[^"]+"', 'src="data:image/png;base64,AAAA"',
+                    html, count=1)  # fmt: skip
+    broken = broken.replace("</main>", '<img src="https://example.invalid/x.png" alt=""></main>')
+    page = probe_copy(broken, tmp_path / "broken.html")
+    result = run_chromium(page, tmp_path / "profile", "--virtual-time-budget=5000",
+                          "--dump-dom")  # fmt: skip
+    found = probe(result.stdout)
+    widths = [w for w, _, _ in found["images"]]
+    assert widths[0] == 0 and widths[-1] == 0
+    assert console_lines(result.stderr), "the blocked external load was not logged"
+
+
+def test_screenshot(report, tmp_path):
+    shot = tmp_path / "report.png"
+    result = run_chromium(report, tmp_path / "profile", "--window-size=1280,2000",
+                          f"--screenshot={shot}")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    png = shot.read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = struct.unpack(">II", png[16:24])
+    assert (width, height) == (1280, 2000)
+    assert len(png) > 50_000  # a rendered page, not a blank one
+    keep = os.environ.get("EVALBAYES_SCREENSHOT")
+    if keep:
+        Path(keep).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, keep)
