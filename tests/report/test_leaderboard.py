@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import base64
 import re
-import shutil
 
 import numpy as np
 import pytest
+from browser import console_lines, needs_chromium, probe, probe_copy, run_chromium
 
 from evalbayes.data import EvalData
 from evalbayes.models.beta_binomial._model import BetaBinomialModel
@@ -49,11 +49,8 @@ def test_figures_decode_and_forest_is_present(report, tmp_path):
     assert "ordered by posterior mean" in html or "best first" in html
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None and shutil.which("chromium-browser")
-                    is None, reason="headless Chromium is not installed")
+@needs_chromium
 def test_leaderboard_report_in_browser(report, tmp_path):
-    from test_report_browser import console_lines, probe, probe_copy, run_chromium
-
     path, _ = report
     page = probe_copy(path.read_text(encoding="utf-8"), tmp_path / "probe.html")
     result = run_chromium(page, tmp_path / "profile", "--virtual-time-budget=5000",
