@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fit": ("evalbayes.cli._fit", "fit a model and save the posterior (NetCDF)"),
     "summary": ("evalbayes.cli._summary", "per-system posterior summary of a fit"),
     "pass-at-k": ("evalbayes.cli._pass_at_k", "posterior pass@k / pass^k curves of a fit"),
+    "maj-at-k": ("evalbayes.cli._maj_at_k",
+                 "majority-vote accuracy maj@k from per-trial answers (no PyMC)"),
     "compare": ("evalbayes.cli._compare", "P(B > A), B - A, rope and expected loss"),
     "plot": ("evalbayes.cli._plot", "plots of a fit"),
     "items": ("evalbayes.cli._items", "item difficulty table of an IRT fit"),

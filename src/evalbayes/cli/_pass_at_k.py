@@ -1,4 +1,5 @@
-"""``evalbayes pass-at-k FIT``: posterior pass@k / pass^k curves of a fit."""
+"""``evalbayes pass-at-k FIT``: posterior pass@k / pass^k curves of a fit, and g-pass@k (at
+least m of k attempts succeed; Liu et al. 2024) with ``--metric g-pass@k --m M`` or ``--tau``."""
 
 from __future__ import annotations
 
@@ -8,24 +9,34 @@ from evalbayes._core.names import ESTIMANDS, METRICS
 from evalbayes.cli._common import add_fit_arg, add_format_arg, ks, output_format
 from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
 
+G_PASS = "g-pass@k"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_fit_arg(parser)
     add_format_arg(parser)
     parser.add_argument("--k", type=float, nargs="+", help="k values (default 1 2 4 ... 32)")
-    parser.add_argument("--metric", choices=METRICS, default=METRICS[0])
+    parser.add_argument("--metric", choices=(*METRICS, G_PASS), default=METRICS[0],
+                        help="pass@k (at least one of k succeeds), pass^k (all k) or g-pass@k "
+                        "(at least --m, or a share --tau, of k)")
+    parser.add_argument("--m", type=int, help="g-pass@k: least number of the k that succeed")
+    parser.add_argument("--tau", type=float,
+                        help="g-pass@k: least share of the k that succeed, m = ceil(tau k)")
     parser.add_argument("--estimand", choices=ESTIMANDS, default=ESTIMANDS[0])
     parser.add_argument("--ci-prob", type=float, default=0.95, help="interval probability")
 
 
 def run(args: argparse.Namespace) -> int:
+    if (args.metric == G_PASS) != (args.m is not None or args.tau is not None):
+        raise ValueError("--m and --tau go with --metric g-pass@k" if args.metric != G_PASS
+                         else "--metric g-pass@k needs --m or --tau")
     output = output_format(args)
     check_output_path(args.output)
     posterior = load_fit(args.fit)
     code = check_fit(posterior, args.strict)
     table = posterior.summary(
         k=ks(args.k, (1, 2, 4, 8, 16, 32)), metrics=(args.metric,),
-        estimands=(args.estimand,), ci_prob=args.ci_prob,
+        estimands=(args.estimand,), ci_prob=args.ci_prob, m=args.m, tau=args.tau,
     )  # fmt: skip
     title = f"{args.metric} ({args.estimand}) - {posterior.label}"
     emit(table, output, args.output, title=title)

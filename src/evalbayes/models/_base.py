@@ -63,6 +63,7 @@ from evalbayes.inference import (
     resolve_seed,
     run_inference,
 )
+from evalbayes.metrics._attempts import prob_g_pass_at_k
 from evalbayes.results._posterior import Posterior
 
 __all__ = [
@@ -554,6 +555,58 @@ class Model(ABC):
         n = np.broadcast_to(data.n.values, p.shape)
         c_rep = rng.binomial(n, np.clip(p.values, 0.0, 1.0))
         return xr.DataArray(c_rep, dims=p.dims, coords=p.coords, name="c")
+
+    # --------------------------------------------------------------- g-pass@k (template)
+    def population_rates(self, posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray] | None:
+        """The task population as a discrete distribution of success rates, ``(rates,
+        weights)`` with ``weights`` (chain, draw, system, len(rates)) summing to 1 (optional
+        hook; default None: the model's population is not a distribution on a fixed grid).
+        With it, :meth:`g_pass_curve` has a ``"population"`` estimand."""
+        return None
+
+    def g_pass_curve(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        m: np.ndarray,
+        estimand: str,
+        seed: int = 0,
+    ) -> np.ndarray:
+        """g-pass@k draws, ``(chain, draw, system, k)``: the probability that at least
+        ``m[j]`` of ``k[j]`` attempts succeed, ``G(p) = P(Bin(k, p) >= m) = I_p(m, k - m + 1)``
+        (Liu et al. 2024, arXiv 2412.13147), averaged over each system's observed tasks
+        (``"tasks"``, from the :meth:`rates` draws, so the same seed gives the draws of the
+        pass@k curves) or over the task population (``"population"``: ``sum_j w_j G(p_j)``
+        over :meth:`population_rates`; the systems' draws are not paired through the tasks).
+        ``m = 1`` is pass@k and ``m = k`` pass^k.
+        """
+        check_estimand(estimand, self.estimands(), self.description)
+        k = check_k(k)
+        m = np.asarray(m, dtype=float)
+
+        def g(p: np.ndarray) -> np.ndarray:
+            pairs = zip(k, m, strict=True)
+            return np.stack([prob_g_pass_at_k(p, int(kj), int(mj)) for kj, mj in pairs], axis=-1)
+
+        if estimand == "population":
+            population = self.population_rates(posterior)
+            if population is None:
+                raise ValueError(
+                    f"{self.description} has no population g-pass@k (its task population is "
+                    "not a distribution on a grid of rates); use estimand='tasks', or the "
+                    "rate-grid model"
+                )
+            rates, weights = population
+            return weights @ g(rates)
+        observed = data.n.values > 0
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        n_sys, n_task = observed.shape
+        out = np.zeros((chains, draws, n_sys, len(k)))
+        for tasks in task_chunks(chains * draws, n_sys, n_task):
+            p = np.clip(self.rates(posterior, data, seed, tasks), 0.0, 1.0)
+            out += np.einsum("cdstk,st->cdsk", g(p), observed[:, tasks].astype(float))
+        return out / observed.sum(axis=1)[None, None, :, None]
 
 
 def require_observed(data: EvalData) -> None:

@@ -47,6 +47,7 @@ from evalbayes._version import __version__
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, config_hash
 from evalbayes.io import OneTaskWarning
+from evalbayes.metrics._attempts import g_pass_m
 from evalbayes.results._diagnostics import ConvergenceWarning, Diagnostics, convergence_diagnostics
 from evalbayes.results._extrapolation import extrapolated
 from evalbayes.results._fingerprint import fit_fingerprint
@@ -80,6 +81,16 @@ class FittedModel(Protocol):
         per_task: bool,
         seed: int = 0,
     ) -> xr.DataArray: ...
+
+    def g_pass_curve(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        m: np.ndarray,
+        estimand: str,
+        seed: int = 0,
+    ) -> np.ndarray: ...
 
     def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray: ...
 
@@ -328,6 +339,60 @@ class Posterior(Rendered):
         """Draws of pass^k = E[p^k] (Yao et al. 2024), dims ``(chain, draw, system, k)``."""
         return self.curve("pass^k", k, estimand=estimand, per_task=per_task)
 
+    def g_pass_at_k(
+        self,
+        k: Any,
+        m: Any = None,
+        *,
+        tau: float | None = None,
+        estimand: str = "tasks",
+    ) -> xr.DataArray:
+        """Draws of g-pass@k: at least ``m`` of ``k`` attempts succeed, dims ``(chain, draw,
+        system, k)`` with a coordinate ``m`` per ``k``.
+
+        ``G(p; k, m) = P(Bin(k, p) >= m) = I_p(m, k - m + 1)`` averaged over the tasks (Liu
+        et al. 2024, "Are Your LLMs Capable of Stable Reasoning?", arXiv 2412.13147). Give
+        ``m`` (one count for every ``k``) or Liu et al.'s threshold ``tau`` in ``(0, 1]``
+        (``m = ceil(tau k)`` per ``k``). ``m = 1`` is pass@k, ``m = k`` pass^k.
+
+        Parameters
+        ----------
+        k : int or sequence of int
+            Attempts; beyond the trials observed per task the value rests on the model's
+            rate distribution (coordinate ``extrapolated``, as for :meth:`curve`).
+        m : int, optional
+            Least number of successes, ``1 <= m <= k``.
+        tau : float, optional
+            Share of the ``k`` attempts that must succeed.
+        estimand : {"tasks", "population"}
+            These tasks (every model), or a new task from the population (models whose
+            population is a distribution on a grid of rates: the rate grid). The population
+            draws are each system's own (not paired through the shared tasks).
+        """
+        ks = check_k(k)
+        if np.any(ks != np.round(ks)):
+            raise ValueError(f"g-pass@k needs whole numbers of attempts, got k={ks.tolist()}")
+        ms = np.array([g_pass_m(int(kj), m, tau) for kj in ks], dtype=float)
+        values = self.model.g_pass_curve(
+            self.posterior, self.data, ks, ms, estimand, seed=self.sampler.seed
+        )
+        out = xr.DataArray(
+            values,
+            dims=("chain", "draw", "system", "k"),
+            coords={
+                "chain": self.posterior["chain"].values,
+                "draw": self.posterior["draw"].values,
+                "system": self.data.dataset["system"].values,
+                "k": ks,
+                "m": ("k", ms.astype(int)),
+            },
+            name="g-pass@k",
+        )
+        flags = extrapolated(self.data, ks).sel(system=out["system"].values)
+        out = out.assign_coords(extrapolated=(("system", "k"), flags.values))
+        out.attrs.update({"metric": "g-pass@k", "estimand": estimand, "model": self.model.name})
+        return out
+
     def success_prob(
         self, seed: int | None = None, *, random_seed: int | Unset | None = UNSET
     ) -> xr.DataArray:
@@ -366,19 +431,26 @@ class Posterior(Rendered):
         estimands: tuple[str, ...] | None = None,
         ci_prob: float = 0.95,
         kind: IntervalKind = "eti",
+        m: int | None = None,
+        tau: float | None = None,
     ) -> pd.DataFrame:
         """Per-system table: posterior mean, sd and interval of each metric, k and estimand.
 
         Columns: ``system, metric, k, estimand, mean, sd, lower, upper, extrapolated,
         ci_prob``, plus ``approximate`` when the fit is variational. ``extrapolated`` is True
         where ``k`` exceeds the most trials the system ran on any task (the value rests on the
-        model's assumed rate distribution below ``1 / n``).
+        model's assumed rate distribution below ``1 / n``). ``metrics`` may include
+        ``"g-pass@k"`` (:meth:`g_pass_at_k`, with ``m`` or ``tau``); its rows name the metric
+        ``g-pass@k (m=M)``.
         """
         estimands = estimands or self.model.estimands()
         frames = []
         for metric in metrics:
             for estimand in estimands:
-                draws = self.curve(metric, k, estimand=estimand)
+                if metric == "g-pass@k":
+                    draws = self.g_pass_at_k(k, m, tau=tau, estimand=estimand)
+                else:
+                    draws = self.curve(metric, k, estimand=estimand)
                 lower, upper = credible_interval(draws, ci_prob, kind)
                 frame = xr.Dataset(
                     {
@@ -388,7 +460,10 @@ class Posterior(Rendered):
                         "upper": upper,
                     }
                 ).to_dataframe().reset_index()
-                frame.insert(1, "metric", metric)
+                if metric == "g-pass@k":
+                    frame.insert(1, "metric", [f"g-pass@k (m={int(v)})" for v in frame["m"]])
+                else:
+                    frame.insert(1, "metric", metric)
                 frame.insert(3, "estimand", estimand)
                 if "extrapolated" not in frame:
                     frame["extrapolated"] = False

@@ -570,6 +570,22 @@ class RateGridModel(RateGridBase):
         f0 = prob_curve(np.zeros(1), k, metric)[0]
         return (1.0 - pi0)[..., None, None] * values + pi0[..., None, None] * f0
 
+    def population_rates(self, posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """The support of ``g_s`` and a new task's rate distribution per draw,
+        ``pi0 [p = 0] + (1 - pi0) g_s`` (``pi0 = 0`` without broken tasks), (chain, draw,
+        system, rate): the template's population g-pass@k."""
+        g = np.exp(self.log_weights(posterior))
+        rates = self.rates_grid
+        pi0 = self._pi0(posterior)
+        if pi0 is None:
+            return rates, g
+        if not self.atoms:
+            rates = np.concatenate([[0.0], rates])
+            g = np.concatenate([np.zeros((*g.shape[:-1], 1)), g], axis=-1)
+        g = (1.0 - pi0)[..., None, None] * g
+        g[..., 0] += pi0[..., None]
+        return rates, g
+
     def row_expectations(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
     ) -> RowExpectations:
