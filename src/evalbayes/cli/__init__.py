@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "crosscheck": ("evalbayes.cli._crosscheck",
                    "frequentist estimates (no PyMC): pass@k, intervals"),
     "fit": ("evalbayes.cli._fit", "fit a model and save the posterior (NetCDF)"),
+    "prior-check": ("evalbayes.cli._prior_check",
+                    "what the model's prior implies for pass@k, before fitting"),
     "summary": ("evalbayes.cli._summary", "per-system posterior summary of a fit"),
     "pass-at-k": ("evalbayes.cli._pass_at_k", "posterior pass@k / pass^k curves of a fit"),
     "maj-at-k": ("evalbayes.cli._maj_at_k",

@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from scipy import sparse
 from scipy.special import gammaln
@@ -50,6 +51,7 @@ from evalbayes._core.names import (
     ESTIMANDS,
     SAMPLER_DEFAULTS,
     Method,
+    check_count,
     check_estimand,
     check_k,
     check_metric,
@@ -65,6 +67,7 @@ from evalbayes.inference import (
 )
 from evalbayes.metrics._attempts import prob_g_pass_at_k
 from evalbayes.results._posterior import Posterior
+from evalbayes.results._prior import PriorPredictive, prior_table
 
 __all__ = [
     "Model",
@@ -555,6 +558,58 @@ class Model(ABC):
         n = np.broadcast_to(data.n.values, p.shape)
         c_rep = rng.binomial(n, np.clip(p.values, 0.0, 1.0))
         return xr.DataArray(c_rep, dims=p.dims, coords=p.coords, name="c")
+
+    # --------------------------------------------------------------- prior predictive
+    def prior_draws(self, data: EvalData, draws: int = 1000, seed: int = 0) -> xr.Dataset:
+        """Draws of the model's parameters from their prior, on ``data``'s shape (systems,
+        tasks, trials), dims ``(chain, draw, ...)`` with one chain, like a posterior.
+
+        PyMC's forward sampling of :meth:`build` (``pymc.sample_prior_predictive``); the
+        likelihood terms (``pm.Potential``) are left out, which is the prior.
+        """
+        import warnings
+
+        import pymc as pm
+
+        draws = check_count(draws, "draws")
+        graph = self.build(self.inputs(data))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*Potential.*")
+            tree = pm.sample_prior_predictive(
+                draws=draws, model=graph, var_names=self.posterior_vars(data),
+                random_seed=seed,
+            )
+        prior = tree["prior"].to_dataset() if hasattr(tree, "children") else tree.prior
+        return self.label_dims(prior[self.posterior_vars(data)], data)
+
+    def prior_predictive(
+        self, data: EvalData, k: Any = (1, 8), draws: int = 1000, seed: int = 0
+    ) -> PriorPredictive:
+        """Prior predictive check: the population pass@k per system implied by the prior alone
+        (:meth:`prior_draws` through :meth:`population_curve`), and the pass@1 difference of
+        two systems, beside the data's observed pass@1 (:class:`~evalbayes.results.
+        PriorPredictive`). Run it before fitting: a prior whose mass sits far from the data's
+        range, or piles up at 0 and 1, decides small-sample answers.
+        """
+        if "population" not in self.estimands():
+            raise ValueError(f"{self.description} has no population estimand to check")
+        self.check_data(data)
+        ks = check_k(k)
+        prior = self.prior_draws(data, draws, seed)
+        values = self.population_curve(prior, data, ks, "pass@k")[0]  # (draw, system, k)
+        systems = data.dataset["system"].values
+        curve = xr.DataArray(values, dims=("draw", "system", "k"),
+                             coords={"draw": np.arange(values.shape[0]), "system": systems,
+                                     "k": ks}, name="pass@k")
+        first = int(np.argmin(ks))
+        difference = xr.DataArray(values[:, 1, first] - values[:, 0, first] if len(systems) > 1
+                                  else np.zeros(0), dims=("draw",), name="difference")
+        n, c = data.n.values, data.c.values
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = np.nanmean(np.where(n > 0, c / np.where(n > 0, n, 1), np.nan), axis=1)
+        table = prior_table(curve, pd.Series(observed, index=systems))
+        return PriorPredictive(model=self.description, curve=curve, difference=difference,
+                               table=table, draws=int(values.shape[0]))
 
     # --------------------------------------------------------------- g-pass@k (template)
     def population_rates(self, posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray] | None:

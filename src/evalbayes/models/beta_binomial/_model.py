@@ -72,6 +72,7 @@ from evalbayes._core.names import (
     UNSET,
     Method,
     Unset,
+    check_count,
     check_metric,
     check_population,
     check_seed,
@@ -302,6 +303,29 @@ class BetaBinomialModel(Model):
                              "systems); use nutpie")
         return exact_posterior(data, self.mu_prior, self.log_kappa_prior,
                                draws=sampler.draws, chains=sampler.chains, seed=sampler.seed)
+
+    def prior_draws(self, data: EvalData, draws: int = 1000, seed: int = 0) -> xr.Dataset:
+        """Prior draws in NumPy where PyMC cannot forward-sample the graph (the independent
+        hyperprior's ``mu`` is a flat variable with its Beta density as a potential):
+        ``mu ~ Beta(*mu_prior)``, ``log kappa ~ N(*log_kappa_prior)`` per system; complete
+        pooling ``p ~ Beta(*task_prior)``. The shared hyperprior uses the template."""
+        if self.pooling == "partial" and self.hyperprior == "shared":
+            return super().prior_draws(data, draws, seed)
+        rng = np.random.default_rng(seed)
+        shape = (1, check_count(draws, "draws"), len(data.systems))
+        coords = {"chain": [0], "draw": np.arange(shape[1]),
+                  "system": data.dataset["system"].values}
+        dims = ("chain", "draw", "system")
+        if self.pooling != "partial":
+            return xr.Dataset({"p": (dims, rng.beta(*self.task_prior, size=shape))},
+                              coords=coords)
+        mu = rng.beta(*self.mu_prior, size=shape)
+        log_kappa = rng.normal(*self.log_kappa_prior, size=shape)
+        return xr.Dataset(
+            {"mu": (dims, mu), "mu_logit": (dims, np.log(mu) - np.log1p(-mu)),
+             "kappa": (dims, np.exp(log_kappa)), "log_kappa": (dims, log_kappa)},
+            coords=coords,
+        )
 
     def _sample_conjugate(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
         """Exact posterior draws for ``pooling="none"`` and ``"complete"``."""

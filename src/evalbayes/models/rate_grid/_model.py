@@ -101,7 +101,7 @@ import xarray as xr
 from numpy.polynomial import legendre
 from scipy.special import expit, logsumexp
 
-from evalbayes._core.names import check_metric, check_population
+from evalbayes._core.names import check_count, check_metric, check_population
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, padded_size
 from evalbayes.metrics._pass import prob_curve
@@ -569,6 +569,22 @@ class RateGridModel(RateGridBase):
             return values
         f0 = prob_curve(np.zeros(1), k, metric)[0]
         return (1.0 - pi0)[..., None, None] * values + pi0[..., None, None] * f0
+
+    def prior_draws(self, data: EvalData, draws: int = 1000, seed: int = 0) -> xr.Dataset:
+        """Prior draws in NumPy: ``coef[s, d] ~ N(0, coef_prior)``, with broken tasks
+        ``pi0 ~ Beta(*broken_prior)``; one chain (the template's prior predictive)."""
+        rng = np.random.default_rng(seed)
+        n_sys = len(data.systems)
+        shape = (1, check_count(draws, "draws"), n_sys, self.basis.shape[1])
+        out = xr.Dataset(
+            {"coef": (("chain", "draw", "system", "term"),
+                      rng.normal(0.0, self.coef_prior, size=shape))},
+            coords={"chain": [0], "draw": np.arange(shape[1]),
+                    "system": data.dataset["system"].values, "term": np.arange(shape[3])},
+        )
+        if self.has_broken(n_sys):
+            out["pi0"] = (("chain", "draw"), rng.beta(*self.broken_prior, size=shape[:2]))
+        return out
 
     def population_rates(self, posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
         """The support of ``g_s`` and a new task's rate distribution per draw,
