@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalbayes._core.names import APPROXIMATION_KIND
+from evalbayes._core.names import APPROXIMATION_KIND, LABEL_WIDTH, label_key
 from evalbayes.plots import plot_pass_at_k, plot_pass_hat_k, plot_system_forest
 from evalbayes.report._context import ReportContext
 from evalbayes.report._document import Block, Code, Figure, Section, Strong, Table, paragraph
@@ -110,6 +110,13 @@ def systems_section(ctx: ReportContext) -> Section:
             "highest pass@1 on these tasks.",
         ),
     ]
+    key = label_key(ctx.systems)
+    if key:
+        blocks.append(Table.build(
+            "label-key", ["label in the figures", "system"], key,
+            caption=f"Names longer than {LABEL_WIDTH} characters are shortened in the figures "
+            "(head…tail and #six hex digits of the full name); the tables show full names",
+        ))  # fmt: skip
     if len(ctx.systems) > MAX_CURVE_SYSTEMS:
         blocks.append(_system_forest_figure(ctx))
     if ctx.posterior.approximate:
