@@ -61,8 +61,12 @@ def check_fit(posterior: Posterior, strict: bool, quiet_pass: bool = True) -> in
 
 
 # --------------------------------------------------------------------------- output
-def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None = None) -> None:
-    """Write a table as text, CSV or JSON to stdout or a file."""
+def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None = None,
+         note: str | None = None) -> None:
+    """Write a table as text, CSV or JSON to stdout or a file; ``note`` (what the reader must
+    know about the numbers) follows a text table, and goes to stderr beside CSV / JSON."""
+    if note and output in ("csv", "json"):
+        warn(f"NOTE: {note}")
     if output == "csv":
         text = frame.to_csv(index=False)
     elif output == "json":
@@ -87,6 +91,8 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
                 index=False, float_format=lambda v: f"{v:.4f}"
             )
         text += "\n"
+        if note:
+            text += f"NOTE: {note}\n"
     write_text(text, path)
 
 
