@@ -21,6 +21,7 @@ __all__ = [
     "ESTIMANDS",
     "ESTIMAND_TEXT",
     "INTERVAL_KINDS",
+    "KEY_LABEL_WIDTH",
     "K_DIM",
     "LABEL_WIDTH",
     "MCMC_METHODS",
@@ -31,6 +32,7 @@ __all__ = [
     "SAMPLE_DIMS",
     "SYSTEM_DIM",
     "TASK_DIM",
+    "TEXT_LABEL_WIDTH",
     "UNSET",
     "Estimand",
     "IntervalKind",
@@ -50,6 +52,7 @@ __all__ = [
     "check_seed",
     "check_systems",
     "display_label",
+    "label_key",
     "pick_seed",
 ]
 
@@ -286,7 +289,9 @@ def check_systems(available: Sequence[str], systems: Any, minimum: int = 1) -> l
     return chosen
 
 
-LABEL_WIDTH: Final = 32  # display width of a system or task name in plots, tables, reports
+LABEL_WIDTH: Final = 32  # display width of a system or task name in plots
+TEXT_LABEL_WIDTH: Final = 80  # longest name shown whole in a text table (CLI, crosscheck)
+KEY_LABEL_WIDTH: Final = 240  # a name in a key of shortened labels (only hostile ones are cut)
 
 
 def display_label(name: Any, width: int = LABEL_WIDTH) -> str:
@@ -314,3 +319,25 @@ def display_label(name: Any, width: int = LABEL_WIDTH) -> str:
     digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:6]
     head = max(1, width - 13)
     return f"{shown[:head]}…{shown[-4:]} #{digest}"
+
+
+def label_key(names: Any, width: int = LABEL_WIDTH) -> list[tuple[str, str]]:
+    """``(label, full name)`` for every name that :func:`display_label` shortens at ``width``.
+
+    The key printed or shown beside a figure whose labels were shortened, so that each label
+    can be matched with the full name of the tables (the name itself up to
+    ``KEY_LABEL_WIDTH`` characters, control characters escaped). Names are taken in order,
+    each once.
+    """
+    key: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for name in names:
+        text = str(name)
+        if text in seen:
+            continue
+        seen.add(text)
+        label = display_label(text, width)
+        full = display_label(text, KEY_LABEL_WIDTH)
+        if label != full:
+            key.append((label, full))
+    return key

@@ -79,10 +79,40 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def cli_hint(message: str) -> str:
-    """Name the CLI flag where a library message tells the user to pass ``option=``."""
+#: ``key='value'`` in a library message: an option to pass, with the value to give it.
+_VALUED = re.compile(r"\b(?P<key>[a-z_]+)=(?P<quote>['\"])(?P<value>[^'\"]*)(?P=quote)")
+
+
+def cli_hint(message: str, argv: Sequence[str] | None = None) -> str:
+    """Name the CLI flag where a library message tells the user to pass ``option=``.
+
+    Where the message gives every value (``format='trials', success='passed'``) and the
+    command line is known, the hint is the whole command to run again, with those flags
+    replacing any the user gave.
+    """
+    import shlex
+
     from evalbayes.cli._readers import reader_flags
 
+    names = {**reader_flags(), "format": "--input-format"}
+    valued = [(names[m["key"]], m["value"]) for m in _VALUED.finditer(message)
+              if m["key"] in names]
+    if valued and argv is not None:
+        given = {flag for flag, _ in valued}
+        kept: list[str] = []
+        skip = False
+        for item in argv:
+            if skip:
+                skip = False
+                continue
+            if item in given:
+                skip = True
+                continue
+            if item.split("=", 1)[0] in given:
+                continue
+            kept.append(item)
+        command = ["evalbayes", *kept, *[part for pair in valued for part in pair]]
+        return f"{message} (on the command line: {shlex.join(command)})"
     flags = [flag for key, flag in reader_flags().items()
              if re.search(rf"\b{key}=(?!\d)", message)]  # "c=3 > n=2" is data, not a hint
     return f"{message} (on the command line: {', '.join(flags)})" if flags else message
@@ -117,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = str(err) if not isinstance(err, OSError) or not err.filename else (
             f"{err.filename}: {err.strerror}"
         )
-        print(f"evalbayes: error: {cli_hint(message)}", file=sys.stderr)
+        print(f"evalbayes: error: {cli_hint(message, argv)}", file=sys.stderr)
         return 2
     finally:
         warnings.formatwarning = formatwarning

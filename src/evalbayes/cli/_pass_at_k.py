@@ -8,6 +8,7 @@ import argparse
 from evalbayes._core.names import ESTIMANDS, METRICS
 from evalbayes.cli._common import add_fit_arg, add_format_arg, ks, output_format
 from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
+from evalbayes.results._extrapolation import one_trial_note
 
 G_PASS = "g-pass@k"
 
@@ -34,10 +35,11 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.output)
     posterior = load_fit(args.fit)
     code = check_fit(posterior, args.strict)
+    k = ks(args.k, (1, 2, 4, 8, 16, 32))
     table = posterior.summary(
-        k=ks(args.k, (1, 2, 4, 8, 16, 32)), metrics=(args.metric,),
+        k=k, metrics=(args.metric,),
         estimands=(args.estimand,), ci_prob=args.ci_prob, m=args.m, tau=args.tau,
     )  # fmt: skip
     title = f"{args.metric} ({args.estimand}) - {posterior.label}"
-    emit(table, output, args.output, title=title)
+    emit(table, output, args.output, title=title, note=one_trial_note(posterior.data, k))
     return code

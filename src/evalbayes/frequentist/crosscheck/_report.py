@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalbayes._core.names import display_label
+from evalbayes._core.names import TEXT_LABEL_WIDTH, display_label
 from evalbayes._core.rendering import Rendered, frame_html, jsonable
 from evalbayes.frequentist import (
     BootstrapResult,
@@ -329,7 +329,7 @@ class CrosscheckReport(Rendered):
             f"pass@1 = task average (pooled = share of all trials); bootstrap resamples {unit}",
             "",
         ]
-        shown = {s.system: display_label(s.system) for s in self.systems}
+        shown = {s.system: display_label(s.system, TEXT_LABEL_WIDTH) for s in self.systems}
         width = max(6, *(len(label) for label in shown.values()))
         header = (
             f"{'system':<{width}}  {'tasks':>5}  {'trials':>7}  {'pass@1':>6}  {'pooled':>6}  "
