@@ -75,6 +75,7 @@ __all__ = [
     "couple_to_reference",
     "observed_cells",
     "population_pairing_of",
+    "posterior_mean_rows",
     "require_observed",
     "task_chunks",
     "unseen_task_reference",
@@ -176,6 +177,25 @@ class RowExpectations(NamedTuple):
     task_scale: np.ndarray | None = None
 
 
+def posterior_mean_rows(expected: RowExpectations) -> RowExpectations:
+    """``expected`` with its values (and task factors) replaced by their means over the
+    draws, broadcast back to every draw: each task's posterior mean ``E[f(p[s, t]) | data]``.
+
+    As the pairing's reference (:attr:`Model.pairing_reference`) the ranks then come from the
+    task weights alone. Per-draw values of a system also move with its own parameters (for
+    the Beta-Binomial with one trial per task, ``E[p | mu, kappa, c] = (mu kappa + c) /
+    (kappa + 1)`` swings between ``c`` and ``mu`` as ``kappa`` does, which the data cannot
+    pin down), which no other system shares: in the ranks that noise decouples the systems
+    toward the unpaired interval.
+    """
+    values = np.broadcast_to(expected.values.mean(axis=(0, 1), keepdims=True),
+                             expected.values.shape)
+    scale = expected.task_scale
+    if scale is not None:
+        scale = np.broadcast_to(scale.mean(axis=(0, 1), keepdims=True), scale.shape)
+    return RowExpectations(values, expected.row_of_cell, scale)
+
+
 def weighted_row_average(
     values: np.ndarray,
     row_of_cell: np.ndarray,
@@ -273,16 +293,16 @@ def unseen_task_reference(
         Seeds ``w_new`` and ``u`` (streams ``[seed, 19]``; the weights' own is ``[seed, 17]``).
     """
     alpha = check_nonnegative(concentration, "unseen_tasks")
+    seen = row_of_cell >= 0
+    if not seen.any(axis=1).all():
+        raise ValueError("every system needs an observed task for the unseen-task reference")
     paired = weighted_row_average(values, row_of_cell, weights, task_scale)
     if alpha == 0.0:
         return paired
     chains, draws, _, n_k = values.shape
     n_sys = row_of_cell.shape[0]
-    seen = row_of_cell >= 0
     rng = np.random.default_rng([int(seed), 19])
     new_share = rng.beta(alpha, int(seen.any(axis=0).sum()), size=(chains * draws, 1, 1))
-    if not seen.any(axis=1).all():
-        raise ValueError("every system needs an observed task for the unseen-task reference")
     s_idx, t_idx = np.nonzero(seen)  # row-major: the cells of each system are contiguous
     starts = np.searchsorted(s_idx, np.arange(n_sys))
     shape = alpha / seen.sum(axis=1)[s_idx]  # Dirichlet(alpha / N_s, ...) per cell
@@ -436,6 +456,14 @@ class Model(ABC):
         return 0.0
 
     @property
+    def pairing_reference(self) -> str:
+        """Which task values the ``"coupled"`` pairing's ranks weigh: ``"draws"`` (default:
+        :meth:`row_expectations` of each draw) or ``"posterior-mean"`` (their mean over the
+        draws, :func:`posterior_mean_rows`): for models whose per-draw task values move with
+        parameters no other system shares, which would decouple the systems."""
+        return "draws"
+
+    @property
     def description(self) -> str:
         """The model's name with the settings that change what it can report."""
         return self.name
@@ -539,6 +567,8 @@ class Model(ABC):
                 )
                 expected = (self.row_expectations(posterior, data, k, metric)
                             if pairing == "coupled" else None)
+                if expected is not None and self.pairing_reference == "posterior-mean":
+                    expected = posterior_mean_rows(expected)
                 if expected is None:
                     if pairing == "coupled" and self.pairing_concentration > 0:
                         raise ValueError(f"{self.description}: unseen tasks in the pairing "
