@@ -55,6 +55,7 @@ from evalbayes._core.names import (
     check_estimand,
     check_k,
     check_metric,
+    check_nonnegative,
     check_population,
 )
 from evalbayes.data import EvalData
@@ -78,8 +79,10 @@ __all__ = [
     "couple_to_reference",
     "observed_cells",
     "population_pairing_of",
+    "posterior_mean_rows",
     "require_observed",
     "task_chunks",
+    "unseen_task_reference",
     "weighted_row_average",
 ]
 
@@ -178,6 +181,25 @@ class RowExpectations(NamedTuple):
     task_scale: np.ndarray | None = None
 
 
+def posterior_mean_rows(expected: RowExpectations) -> RowExpectations:
+    """``expected`` with its values (and task factors) replaced by their means over the
+    draws, broadcast back to every draw: each task's posterior mean ``E[f(p[s, t]) | data]``.
+
+    As the pairing's reference (:attr:`Model.pairing_reference`) the ranks then come from the
+    task weights alone. Per-draw values of a system also move with its own parameters (for
+    the Beta-Binomial with one trial per task, ``E[p | mu, kappa, c] = (mu kappa + c) /
+    (kappa + 1)`` swings between ``c`` and ``mu`` as ``kappa`` does, which the data cannot
+    pin down), which no other system shares: in the ranks that noise decouples the systems
+    toward the unpaired interval.
+    """
+    values = np.broadcast_to(expected.values.mean(axis=(0, 1), keepdims=True),
+                             expected.values.shape)
+    scale = expected.task_scale
+    if scale is not None:
+        scale = np.broadcast_to(scale.mean(axis=(0, 1), keepdims=True), scale.shape)
+    return RowExpectations(values, expected.row_of_cell, scale)
+
+
 def weighted_row_average(
     values: np.ndarray,
     row_of_cell: np.ndarray,
@@ -214,6 +236,99 @@ def weighted_row_average(
     for j in range(n_k):
         out[..., j] = np.asarray((row_weight * flat[..., j]) @ to_system) / total
     return out.reshape(chains, draws, n_sys, n_k)
+
+
+#: Numbers per temporary (draws x cells) array of :func:`unseen_task_reference`.
+_CELL_WORK = 4_000_000
+
+
+def unseen_task_reference(
+    values: np.ndarray,
+    row_of_cell: np.ndarray,
+    weights: np.ndarray,
+    concentration: float,
+    seed: int,
+    task_scale: np.ndarray | None = None,
+) -> np.ndarray:
+    """Each system's mean over a Dirichlet-process posterior of the task population whose
+    unseen tasks pair the systems independently, ``(chain, draw, system, k)``.
+
+    The Bayesian bootstrap (:func:`bayesian_bootstrap_weights`, Rubin 1981) is the posterior
+    of the task population under a Dirichlet process of vanishing concentration: the
+    population is the observed tasks, so two systems move together exactly as their results
+    on those tasks do, however few they are. With concentration ``alpha`` (T. S. Ferguson, "A
+    Bayesian analysis of some nonparametric problems", *Annals of Statistics* 1, 1973,
+    209-230) the posterior of the population is ``DP(alpha H + sum_t delta_t)``: observed
+    task ``t`` gets weight ``w_t`` and the unseen tasks the rest, ``(w_1, ..., w_N, w_new) ~
+    Dirichlet(1, ..., 1, alpha)``, spread as a draw ``G ~ DP(alpha, H)``. Here ``H`` is, for
+    each system alone, the empirical distribution of its own task values, and the systems'
+    ``G`` are independent: a new task is like the observed ones for each system, but how the
+    systems' results on it go together is not known. Per draw::
+
+        w_new ~ Beta(alpha, N),   (the observed part, normalised: ``weights``) ~ Dirichlet(1)
+        u_s ~ Dirichlet(alpha / N_s, ..., alpha / N_s) over system s's N_s observed tasks,
+              independently per system (the mean of G ~ DP(alpha, H_s))
+        ref[s] = (1 - w_new) sum_t w_t a_t v[s, t] / sum_t w_t
+                 + w_new sum_t u_st a_t v[s, t]
+
+    with ``v[s, t] = values[row_of_cell[s, t]]`` and ``a`` = ``task_scale`` (default 1);
+    sums over system ``s``'s observed tasks, ``N`` = tasks observed for some system. The split
+    uses the Dirichlet's aggregation property (the normalised observed weights are independent
+    of their total, ``1 - w_new ~ Beta(N, alpha)``), so ``alpha = 0`` returns
+    :func:`weighted_row_average` of ``weights`` exactly, and ``weights`` are not redrawn.
+
+    For one system the weights of its tasks are then Dirichlet(1 + alpha / N) (with ``N_s =
+    N``): the mean is the observed mean and the variance ``S_s^2 / (N + alpha + 1)``
+    (``S^2`` the tasks' population variance of ``v``). Across systems only the shared
+    ``w`` links them: the covariance is ``S_AB N / ((N + alpha)(N + alpha + 1))``, so the
+    correlation of two systems' references is the observed tasks' correlation of their
+    values times ``N / (N + alpha)``. Coupling draws to these ranks
+    (:func:`couple_to_reference`) loosens the pairing by that factor: toward the unpaired
+    population at a few tasks, unchanged as ``N`` grows. Deterministic given ``seed``.
+
+    Parameters
+    ----------
+    values, row_of_cell, weights, task_scale
+        As in :func:`weighted_row_average`.
+    concentration : float
+        ``alpha >= 0``, in units of tasks: the weight of the unseen tasks against ``N``
+        observed ones.
+    seed : int
+        Seeds ``w_new`` and ``u`` (streams ``[seed, 19]``; the weights' own is ``[seed, 17]``).
+    """
+    alpha = check_nonnegative(concentration, "unseen_tasks")
+    seen = row_of_cell >= 0
+    if not seen.any(axis=1).all():
+        raise ValueError("every system needs an observed task for the unseen-task reference")
+    paired = weighted_row_average(values, row_of_cell, weights, task_scale)
+    if alpha == 0.0:
+        return paired
+    chains, draws, _, n_k = values.shape
+    n_sys = row_of_cell.shape[0]
+    rng = np.random.default_rng([int(seed), 19])
+    new_share = rng.beta(alpha, int(seen.any(axis=0).sum()), size=(chains * draws, 1, 1))
+    s_idx, t_idx = np.nonzero(seen)  # row-major: the cells of each system are contiguous
+    starts = np.searchsorted(s_idx, np.arange(n_sys))
+    shape = alpha / seen.sum(axis=1)[s_idx]  # Dirichlet(alpha / N_s, ...) per cell
+    cell_row = row_of_cell[s_idx, t_idx]
+    flat = values.reshape(chains * draws, -1, n_k)
+    scale = None if task_scale is None else task_scale.reshape(chains * draws, -1)
+    own = np.empty((chains * draws, n_sys, n_k))
+    step = max(1, _CELL_WORK // max(1, len(s_idx) * n_k))
+    for start in range(0, chains * draws, step):
+        block = slice(start, min(chains * draws, start + step))
+        size = (block.stop - block.start, len(s_idx))
+        # Gamma(a) = Gamma(a + 1) U^(1 / a), on the log scale: no underflow at small a
+        log_u = np.log(rng.standard_gamma(shape + 1.0, size)) + np.log(rng.random(size)) / shape
+        u = np.exp(log_u - np.maximum.reduceat(log_u, starts, axis=1)[:, s_idx])
+        total = np.add.reduceat(u, starts, axis=1)  # (block, system)
+        if scale is not None:
+            u = u * scale[block][:, t_idx]
+        cell_values = flat[block][:, cell_row, :]  # (block, cell, k)
+        own[block] = np.add.reduceat(u[..., None] * cell_values, starts, axis=1) / total[..., None]
+    own = own.reshape(chains, draws, n_sys, n_k)
+    new_share = new_share.reshape(chains, draws, 1, 1)
+    return (1.0 - new_share) * paired + new_share * own
 
 
 @dataclass(frozen=True)
@@ -338,6 +453,21 @@ class Model(ABC):
         return "none"
 
     @property
+    def pairing_concentration(self) -> float:
+        """The Dirichlet-process concentration ``alpha`` of the tasks not yet seen in the
+        ``"coupled"`` pairing (:func:`unseen_task_reference`; default 0: the Bayesian
+        bootstrap of the observed tasks)."""
+        return 0.0
+
+    @property
+    def pairing_reference(self) -> str:
+        """Which task values the ``"coupled"`` pairing's ranks weigh: ``"draws"`` (default:
+        :meth:`row_expectations` of each draw) or ``"posterior-mean"`` (their mean over the
+        draws, :func:`posterior_mean_rows`): for models whose per-draw task values move with
+        parameters no other system shares, which would decouple the systems."""
+        return "draws"
+
+    @property
     def description(self) -> str:
         """The model's name with the settings that change what it can report."""
         return self.name
@@ -441,12 +571,18 @@ class Model(ABC):
                 )
                 expected = (self.row_expectations(posterior, data, k, metric)
                             if pairing == "coupled" else None)
+                if expected is not None and self.pairing_reference == "posterior-mean":
+                    expected = posterior_mean_rows(expected)
                 if expected is None:
+                    if pairing == "coupled" and self.pairing_concentration > 0:
+                        raise ValueError(f"{self.description}: unseen tasks in the pairing "
+                                         "need the row_expectations hook")
                     bootstrap = self._tasks_curve(posterior, data, k, metric, False, seed,
                                                   weights)
                 else:
-                    bootstrap = weighted_row_average(
-                        expected.values, expected.row_of_cell, weights, expected.task_scale
+                    bootstrap = unseen_task_reference(
+                        expected.values, expected.row_of_cell, weights,
+                        self.pairing_concentration, seed, expected.task_scale,
                     )
                 values = bootstrap if pairing == "bootstrap" else couple_to_reference(
                     values, bootstrap

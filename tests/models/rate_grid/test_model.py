@@ -19,6 +19,7 @@ from evalbayes.models import RateGridModel, get_model, model_from_config
 from evalbayes.models._base import (
     bayesian_bootstrap_weights,
     couple_to_reference,
+    unseen_task_reference,
     weighted_row_average,
 )
 from evalbayes.models.rate_grid._model import grid_log_likelihood
@@ -188,11 +189,18 @@ def test_bootstrap_population_is_the_weighted_average_of_the_task_draws():
     assert np.allclose(grid.curve(post, data, k, "pass@k", "population", False, seed=9).values,
                        exact)
     assert grid.description == "rate-grid (population=independent, broken=False)"
-    paired = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    # unseen_tasks=0: the Bayesian bootstrap's ranks, exactly as before unseen tasks existed
+    paired = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, unseen_tasks=0.0)
     got = paired.curve(post, data, k, "pass@k", "population", False, seed=9).values
     expected = paired.row_expectations(post, data, k, "pass@k")
     reference = weighted_row_average(expected.values, expected.row_of_cell,
                                      bayesian_bootstrap_weights(2, 3, 5, seed=9))
+    assert np.array_equal(got, couple_to_reference(exact, reference))
+    # the default: the ranks of the Dirichlet-process reference with the unseen tasks
+    default = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    got = default.curve(post, data, k, "pass@k", "population", False, seed=9).values
+    reference = unseen_task_reference(expected.values, expected.row_of_cell,
+                                      bayesian_bootstrap_weights(2, 3, 5, seed=9), 2.0, 9)
     assert np.array_equal(got, couple_to_reference(exact, reference))
 
 

@@ -74,6 +74,7 @@ from evalbayes._core.names import (
     Unset,
     check_count,
     check_metric,
+    check_nonnegative,
     check_population,
     check_seed,
     pick_seed,
@@ -184,6 +185,11 @@ class BetaBinomialModel(Model):
     population : {"paired", "independent", "bayesian-bootstrap"}
         How the population estimand links systems that ran the same tasks (module
         docstring); ``pooling="partial"`` only.
+    unseen_tasks : float
+        ``population="paired"``: the weight, in tasks, of the tasks not yet seen in the
+        pairing (Dirichlet-process concentration ``alpha >= 0``,
+        :func:`~evalbayes.models._base.unseen_task_reference`; 0: the Bayesian bootstrap of
+        the observed tasks). Default 2.
     """
 
     name: ClassVar[str] = "beta-binomial"
@@ -194,9 +200,11 @@ class BetaBinomialModel(Model):
     log_kappa_prior: tuple[float, float] = (1.0, 1.5)
     task_prior: tuple[float, float] = (1.0, 1.0)
     population: str = "paired"
+    unseen_tasks: float = 2.0
 
     def __post_init__(self) -> None:
         check_population(self.population)
+        check_nonnegative(self.unseen_tasks, "unseen_tasks")
         if self.pooling not in ("partial", "none", "complete"):
             raise ValueError(
                 f"pooling must be 'partial', 'none' or 'complete', got {self.pooling!r}"
@@ -256,6 +264,11 @@ class BetaBinomialModel(Model):
         """The ``population`` setting's pairing with partial pooling; none otherwise (one rate
         per system, or no population)."""
         return population_pairing_of(self.population) if self.pooling == "partial" else "none"
+
+    @property
+    def pairing_concentration(self) -> float:
+        """``unseen_tasks`` (the template's :meth:`Model.pairing_concentration`)."""
+        return float(self.unseen_tasks)
 
     @property
     def description(self) -> str:

@@ -101,7 +101,12 @@ import xarray as xr
 from numpy.polynomial import legendre
 from scipy.special import expit, logsumexp
 
-from evalbayes._core.names import check_count, check_metric, check_population
+from evalbayes._core.names import (
+    check_count,
+    check_metric,
+    check_nonnegative,
+    check_population,
+)
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, padded_size
 from evalbayes.metrics._pass import prob_curve
@@ -290,6 +295,14 @@ class RateGridModel(RateGridBase):
         What "tasks like these" means (module docstring): each system's ``g_s`` with the
         systems paired through the shared tasks (default), ``g_s`` alone (unpaired), or the
         Bayesian bootstrap of the observed tasks (paired).
+    unseen_tasks : float
+        ``population="paired"``: the weight, in tasks, of the tasks not yet seen in the
+        pairing (the concentration ``alpha >= 0`` of a Dirichlet-process posterior of the task
+        population, :func:`~evalbayes.models._base.unseen_task_reference`). The systems are
+        paired through the ``N`` observed tasks and independent on the unseen ones, so the
+        correlation of their draws is the observed tasks' times ``N / (N + alpha)``: looser
+        with 10 tasks, unchanged with hundreds. 0 is the Bayesian bootstrap (too tight at
+        10-20 tasks, ``benchmarks/validity/``). Default 2.
     broken : bool
         A task is broken (``p = 0`` for every system) with probability ``pi0``, marginalised
         per task, so that every system's failures on it count (default False; with one system
@@ -306,12 +319,14 @@ class RateGridModel(RateGridBase):
     name: ClassVar[str] = "rate-grid"
 
     population: str = "paired"
+    unseen_tasks: float = 2.0
     broken: bool = False
     broken_prior: tuple[float, float] = (1.0, 9.0)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_population(self.population)
+        check_nonnegative(self.unseen_tasks, "unseen_tasks")
         if not isinstance(self.broken, bool):
             raise ValueError(f"broken must be true or false, got {self.broken!r}")
         check_broken_prior(self.broken_prior)
@@ -326,6 +341,11 @@ class RateGridModel(RateGridBase):
         """``"coupled"``, ``"none"`` or ``"bootstrap"`` for ``population`` ``"paired"``,
         ``"independent"`` or ``"bayesian-bootstrap"``."""
         return population_pairing_of(self.population)
+
+    @property
+    def pairing_concentration(self) -> float:
+        """``unseen_tasks`` (the template's :meth:`Model.pairing_concentration`)."""
+        return float(self.unseen_tasks)
 
     @property
     def description(self) -> str:
