@@ -31,9 +31,11 @@ NOT_RUNNABLE = {
     ("docs/decisions.md", "python", 1): "uses seeds_fit, a training-seeds fit it does not make",
     ("docs/decisions.md", "python", 2): "uses fit, a posterior it does not make",
     ("docs/decisions.md", "python", 3): "uses bank_fit, an IRT item bank it does not make",
-    ("docs/report.md", "bash", 1): "needs protocol.toml (the TOML block above it, unsaved)",
-    ("docs/report.md", "python", 0): "fits and writes report.html (slow; not yet checked)",
+    ("docs/report.md", "bash", 0): "a list of forms with the reader's own files (counts.csv, "
+    "protocol.toml, gold.csv)",
 }
+#: Files a doc shows as a block and then names: (doc, file name) -> (language, index).
+SAVED_BLOCKS = {("docs/report.md", "protocol.toml"): ("toml", 0)}
 #: Blocks that fit a model (minutes on a loaded machine): the slow tier.
 SLOW_PYTHON = {
     "README.md": {0},
@@ -41,6 +43,7 @@ SLOW_PYTHON = {
     "docs/irt.md": "all",
     "docs/new_model.md": "all",
     "docs/decisions.md": {0},
+    "docs/report.md": "all",
 }
 #: ``evalbayes`` command lines that are fast (no fit); every other command line is slow.
 FAST_COMMANDS = ("crosscheck", "datasets", "convert")
@@ -50,7 +53,8 @@ PLACEHOLDERS = ("logs/", "swe-results/", "fit-bb.nc", "fit-irt.nc", "evalbayes C
 
 def blocks(file: str, language: str) -> list[str]:
     text = (ROOT / file).read_text(encoding="utf-8")
-    wanted = ("python", "py") if language == "python" else ("bash", "sh", "shell")
+    wanted = {"python": ("python", "py"), "bash": ("bash", "sh", "shell")}.get(
+        language, (language,))
     return [code for lang, code in FENCE.findall(text) if lang in wanted]
 
 
@@ -115,6 +119,13 @@ def scratch(tmp_path_factory) -> Path:
     return work
 
 
+def _save_named_blocks(file: str, code: str, folder: Path) -> None:
+    """Write the blocks of ``file`` that ``code`` names as files (:data:`SAVED_BLOCKS`)."""
+    for (doc, name), (language, number) in SAVED_BLOCKS.items():
+        if doc == file and name in code:
+            (folder / name).write_text(blocks(file, language)[number], encoding="utf-8")
+
+
 #: One module per file: its blocks run in its namespace, in order (dataclasses defined in a
 #: block need their module in ``sys.modules``).
 MODULES: dict[str, types.ModuleType] = {}
@@ -128,6 +139,7 @@ def test_python_block_runs(file, index, scratch, monkeypatch):
 
     matplotlib.use("Agg")
     monkeypatch.chdir(scratch)
+    _save_named_blocks(file, blocks(file, "python")[index], scratch)
     name = "docs_block_" + re.sub(r"\W", "_", file)
     module = MODULES.setdefault(file, types.ModuleType(name))
     monkeypatch.setitem(sys.modules, name, module)
@@ -147,6 +159,7 @@ def test_bash_block_runs(file, index, scratch, monkeypatch, capsys):
 
     monkeypatch.chdir(scratch)
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    _save_named_blocks(file, blocks(file, "bash")[index], scratch)
     for argv in commands(blocks(file, "bash")[index]):
         code = main(argv)
         err = capsys.readouterr().err
