@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -902,6 +903,46 @@ def execute(nb: nbformat.NotebookNode, *, quick: bool, timeout: int = 1800) -> l
     return errors(nb)
 
 
+#: Machine-specific paths in outputs (warnings name the file that raised them, tracebacks the
+#: kernel's cell files) and what they become: relative to the repository, or a placeholder.
+MACHINE_PATHS = (
+    (re.compile(r"/tmp/ipykernel_\d+/\d+\.py"), "<cell>"),
+    (re.compile(r"(?:/[\w.+\-]+)+/site-packages/"), "<site-packages>/"),
+    (re.compile(r"(?:/[\w.+\-]+)+?/src/evalbayes/"), "src/evalbayes/"),
+    (re.compile(re.escape(str(HERE.parent)) + r"/?"), ""),
+)
+#: What must not remain after :func:`scrub_paths`: an absolute path under a user's folders.
+LEFT_OVER = re.compile(r"(?<![\w<])/(?:work|tmp|home|root|Users|private|var/folders)/")
+
+
+def scrub(text: str) -> str:
+    """``text`` with :data:`MACHINE_PATHS` replaced."""
+    for pattern, replacement in MACHINE_PATHS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def scrub_paths(nb: nbformat.NotebookNode) -> list[str]:
+    """Replace machine paths in every text output of ``nb`` (in place); returns the lines
+    that still hold one (empty when clean), so the build can refuse them."""
+    left = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if "text" in output:
+                output["text"] = scrub(output["text"])
+            for mime, value in output.get("data", {}).items():
+                if mime.startswith("text/") and isinstance(value, str):
+                    output["data"][mime] = scrub(value)
+            if "traceback" in output:
+                output["traceback"] = [scrub(line) for line in output["traceback"]]
+            texts = [output.get("text", ""), *output.get("traceback", []),
+                     *(v for k, v in output.get("data", {}).items()
+                       if k.startswith("text/") and isinstance(v, str))]
+            left += [f"{cell.get('id')}: {line.strip()[:120]}" for text in texts
+                     for line in str(text).splitlines() if LEFT_OVER.search(line)]
+    return left
+
+
 def errors(nb: nbformat.NotebookNode) -> list[str]:
     """The error outputs of ``nb``'s code cells, as ``cell id: ename: evalue``."""
     return [
@@ -933,6 +974,7 @@ def main(argv: list[str] | None = None) -> int:
             mode = "quick" if args.quick else "full"
             nb.metadata["evalbayes"] = {"executed_mode": mode}
             problems = execute(nb, quick=args.quick, timeout=args.timeout)
+            problems += [f"machine path left in an output: {line}" for line in scrub_paths(nb)]
             if problems:
                 failed += 1
                 print(f"{name}: {len(problems)} cell(s) failed:", *problems, sep="\n  ")
