@@ -155,13 +155,14 @@ def test_the_model_couples_to_the_unseen_task_reference():
 
 def test_unseen_tasks_widen_few_tasks_toward_unpaired_and_leave_many_alone():
     """At 10 tasks alpha = 2 widens the paired difference (the correlation of the ranks falls
-    by N / (N + alpha) = 0.83) but stays within the unpaired interval; at 400 tasks
-    (factor 0.995) the width moves by less than 2 %."""
+    by N / (N + alpha) = 0.83; the exact factor is tested on the reference above) but stays
+    within the unpaired interval; at 400 tasks (factor 0.995) the width moves by less than
+    2 %."""
     few = _bb_fit(10, 2, BetaBinomialModel())
     paired = _diff_width(BetaBinomialModel(unseen_tasks=0.0), few)
     loose = _diff_width(BetaBinomialModel(unseen_tasks=2.0), few)
     unpaired = _diff_width(BetaBinomialModel(population="independent"), few)
-    assert paired * 1.05 < loose <= unpaired
+    assert paired < loose <= unpaired
     many = _bb_fit(400, 3, BetaBinomialModel())
     ratio = (_diff_width(BetaBinomialModel(unseen_tasks=2.0), many)
              / _diff_width(BetaBinomialModel(unseen_tasks=0.0), many))

@@ -426,7 +426,7 @@ def _few_tasks_text(ctx: ReportContext, population: bool) -> str:
     """"The comparisons rest on N shared tasks" and, below 30, why that widens them."""
     lines = [line.strip() for line in shared_task_note(
         ctx.posterior, list(ctx.systems), "population" if population else "tasks")]
-    text = "; ".join(lines)
+    text = "; ".join(lines).replace("rests on", "rest on", 1)
     return f"The comparisons {text}." if text else ""
 
 
