@@ -79,8 +79,9 @@ def cli_hint(message: str) -> str:
     """Name the CLI flag where a library message tells the user to pass ``option=``."""
     from evalbayes.cli._readers import reader_flags
 
+    # only "pass key=..." is a hint; "c=-1 is negative" or "n='ten'" are data, not hints
     flags = [flag for key, flag in reader_flags().items()
-             if re.search(rf"\b{key}=(?!\d)", message)]  # "c=3 > n=2" is data, not a hint
+             if re.search(rf"\bpass\s(?:[^.;]*?[\s,(])?{key}=", message)]
     return f"{message} (on the command line: {', '.join(flags)})" if flags else message
 
 
@@ -100,15 +101,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a warning reads as a message, not as a source line of the library
     warnings.formatwarning = _format_warning
     try:
+        from evalbayes.cli._output import guard_outputs
+
+        guard_outputs(args)  # -o: not an input, not a folder, before any work
         return int(args.run(args) or 0)
     except (
         ValueError,  # includes CLIError, UnicodeDecodeError and the decode errors below
         json.JSONDecodeError,
         tomllib.TOMLDecodeError,
-        FileNotFoundError,
-        IsADirectoryError,
-        NotADirectoryError,
-        PermissionError,
+        OSError,  # missing, unreadable or unwritable files, a full disk, a size limit
     ) as err:
         message = str(err) if not isinstance(err, OSError) or not err.filename else (
             f"{err.filename}: {err.strerror}"

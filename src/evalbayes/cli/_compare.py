@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from evalbayes.results._comparison import compare
 
     output = output_format(args)
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     systems = list(args.systems) if args.systems else None
     if systems is not None and len(systems) != 2:
         raise CLIError("compare takes either no systems (all pairs) or exactly two: A B")

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from evalbayes.frequentist.crosscheck import crosscheck
 
     output = output_format(args)
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     data = read_data(args)
     report = crosscheck(
         data,

@@ -77,7 +77,6 @@ def default_fit_path(args: argparse.Namespace, model_name: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     check_no_output_format(args)
-    check_output_path(args.output)
     settings, sampler = read_spec(args.spec)
     implied = design_model(args, args.model or settings.get("model"))
     if args.model is None and "model" not in settings:
@@ -87,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     options = sampler_options(args, sampler, model)
     data = apply_designs(args, data, model)
     path = Path(args.output) if args.output else default_fit_path(args, model.name)
+    check_output_path(path, args, create=True)  # before sampling; -o was checked in main
     warn(f"fitting {model.name} to {data!r} with {options['method']} "
          f"({options['chains']} chains x {options['draws']} draws)")
     posterior = model.fit(data, **options, progressbar=not args.quiet, check=False)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
-from evalbayes.cli._common import add_format_arg, output_format
+from evalbayes.cli._common import CLIError, add_format_arg, output_format
 from evalbayes.cli._output import emit, write_text
 from evalbayes.cli._sampler import add_sampler_args, sampler_options
 
@@ -44,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from evalbayes.suite import fit_suite, seed_for, split_benchmarks
 
     output = output_format(args)
+    if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
+        raise CLIError(f"--output-dir {args.output_dir}: is a file, not a folder")
     datasets = split_benchmarks(read_table(args.data), args.benchmark_column)
     if args.benchmarks:
         unknown = sorted(set(args.benchmarks) - set(datasets))

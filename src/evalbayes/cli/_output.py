@@ -1,12 +1,24 @@
-"""Output of the ``evalbayes`` commands: tables as text/CSV/JSON, files, reused fits."""
+"""Output of the ``evalbayes`` commands: tables as text/CSV/JSON, files, reused fits.
+
+Every file a command writes passes :func:`check_output_path` before any work (not a
+directory, its folder exists, not one of the command's inputs) and is written atomically
+(:mod:`evalbayes._core.files`: a temporary file beside it, then a rename), so no command
+ever truncates or replaces a file it reads, and a failed write leaves the previous file.
+"""
 
 from __future__ import annotations
 
+import argparse
+import glob
+import os
+import stat
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalbayes.cli._common import CLIError, warn
+from evalbayes._core import files
+from evalbayes.cli._common import DATASET_PREFIX, CLIError, warn
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -16,12 +28,84 @@ if TYPE_CHECKING:  # pragma: no cover
 
 TABLE_LABEL_WIDTH = 80  # longest name shown whole in a text table
 
+#: The argparse destinations that name files a command reads (DATA, FIT, --spec, --meta,
+#: the design tables, plan/gate's --fit): an output may be none of them.
+INPUT_DESTS = ("data", "source", "logs", "fit", "fits", "spec", "meta", "factors", "recipes",
+               "gold")
 
-def check_output_path(path: str | Path | None) -> None:
-    """Refuse an output path that is a directory, before any work is done."""
-    if path is not None and Path(path).is_dir():
-        raise CLIError(f"-o {path}: is a directory; give a file name")
 
+def input_paths(args: argparse.Namespace | None) -> list[str]:
+    """The files and folders (as given: globs, directories) that a command reads."""
+    found: list[str] = []
+    for dest in INPUT_DESTS:
+        value = getattr(args, dest, None) if args is not None else None
+        for item in [value] if isinstance(value, str) else list(value or []):
+            if isinstance(item, str) and item and not item.startswith(DATASET_PREFIX):
+                found.append(item)
+    return found
+
+
+def _expand(item: str) -> Iterator[str]:
+    """Every file an input names: itself, a glob's matches, a folder's files (recursively)."""
+    for path in glob.glob(item, recursive=True) if glob.escape(item) != item else [item]:
+        if os.path.isdir(path):
+            for root, _dirs, names in os.walk(path):
+                for name in names:
+                    yield os.path.join(root, name)
+        else:
+            yield path
+
+
+def same_file_as_input(path: str | Path, inputs: Iterable[str]) -> str | None:
+    """The input that ``path`` is (same device and inode: hard links, symlinks, ``./x``
+    and ``x`` alike), or a file inside an input folder or glob; None if none is."""
+    try:
+        target = os.stat(path)
+    except OSError:  # no such file yet: it cannot be an input
+        return None
+    key = (target.st_dev, target.st_ino)
+    for item in inputs:
+        for candidate in _expand(item):
+            try:
+                found = os.stat(candidate)
+            except OSError:
+                continue
+            if stat.S_ISREG(found.st_mode) and (found.st_dev, found.st_ino) == key:
+                return item if candidate == item else f"{candidate}, matched by {item}"
+    return None
+
+
+def check_output_path(path: str | Path | None, args: argparse.Namespace | None = None,
+                      flag: str = "-o", create: bool = False) -> None:
+    """Refuse, before any work, an output that is a directory, whose folder does not exist
+    (``create``: make it), or that is one of the command's inputs (:data:`INPUT_DESTS`)."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise CLIError(f"{flag} {path}: is a directory; give a file name")
+    folder = target.parent
+    if not folder.is_dir():
+        if folder.exists():
+            raise CLIError(f"{flag} {path}: {folder} is not a directory")
+        if not create:
+            raise CLIError(f"{flag} {path}: the folder {folder} does not exist; create it "
+                           "first")
+    same = same_file_as_input(target, input_paths(args))
+    if same is not None:
+        raise CLIError(f"{flag} {path} is also an input ({same}); refusing to overwrite it: "
+                       "give another output file")
+
+
+def guard_outputs(args: argparse.Namespace) -> None:
+    """:func:`check_output_path` for ``-o`` of any command (called once by ``main``)."""
+    output = getattr(args, "output", None)
+    if isinstance(output, str):
+        check_output_path(output, args, create=args.command in CREATES_FOLDER)
+
+
+#: Commands whose -o folder is created when missing (their library functions do so).
+CREATES_FOLDER = ("fit", "report")
 
 
 # --------------------------------------------------------------------------- fits
@@ -92,10 +176,10 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
 
 
 def write_text(text: str, path: str | None) -> None:
-    """Write text to a file (saying so on stderr) or to stdout."""
+    """Write text to a file atomically (saying so on stderr) or to stdout."""
     if path:
         check_output_path(path)
-        Path(path).write_text(text, encoding="utf-8")
+        files.write_text(path, text)
         warn(f"wrote {path}")
     else:
         sys.stdout.write(text)

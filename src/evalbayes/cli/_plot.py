@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalbayes._core.files import atomic_path
 from evalbayes._core.names import ESTIMANDS, METRICS, check_metric
 from evalbayes.cli._common import CLIError, ks, warn
 from evalbayes.cli._output import check_fit, check_output_path, load_fit
@@ -38,11 +39,12 @@ def run(args: argparse.Namespace) -> int:
 
     matplotlib.use("Agg")
     out = Path(args.output or f"{Path(args.fit).stem}-{args.kind}.png")
-    check_output_path(out)
+    check_output_path(out, args)
     posterior = load_fit(args.fit)
     code = check_fit(posterior, args.strict)
     figure = _draw(posterior, args, ks(args.k, (1, 2, 4, 8, 16, 32, 64)))
-    figure.savefig(out, dpi=150, bbox_inches="tight")
+    with atomic_path(out) as temp:  # the format follows the name, which temp keeps
+        figure.savefig(temp, dpi=150, bbox_inches="tight")
     warn(f"wrote {out}")
     return code
 

@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     output = output_format(args)
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     posterior = load_fit(args.fit)
     code = check_fit(posterior, args.strict)
     table = posterior.summary(k=ks(args.k, (1,)), metrics=METRICS, ci_prob=args.ci_prob)

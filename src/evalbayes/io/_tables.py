@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from evalbayes._core.files import atomic_path
 from evalbayes.data import DataError, EvalData
 from evalbayes.io._common import LogError
 from evalbayes.io._json import read_jsonl
@@ -325,16 +326,19 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
     """
     path = Path(path)
     name = path.name.lower()
-    if name.endswith(_CSV):
-        frame.to_csv(path, sep="\t" if ".tsv" in name else ",", index=False)
-    elif name.endswith(_PARQUET):
-        _parquet_safe(frame).to_parquet(path, index=False)
-    elif name.endswith(_JSONL):
-        frame.to_json(path, orient="records", lines=True, force_ascii=False)
-    else:
+    if not name.endswith(_CSV + _PARQUET + _JSONL):
         raise ValueError(
             f"{path}: unknown table format; expected one of {_CSV + _PARQUET + _JSONL}"
         )
+    # a temporary file beside path, renamed over it when complete (atomic_path): a full disk
+    # or a kill leaves the previous file; the temporary name keeps the ending (.csv.gz ...)
+    with atomic_path(path) as temp:
+        if name.endswith(_CSV):
+            frame.to_csv(temp, sep="\t" if ".tsv" in name else ",", index=False)
+        elif name.endswith(_PARQUET):
+            _parquet_safe(frame).to_parquet(temp, index=False)
+        else:
+            frame.to_json(temp, orient="records", lines=True, force_ascii=False)
     return path
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalbayes._core.files import write_bytes, write_text
 from evalbayes._core.names import APPROXIMATION_KIND, UNSET, Unset, pick_seed
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
@@ -182,7 +183,7 @@ def write_report(
     if not markdown:
         path = Path(output)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_html(document), encoding="utf-8")
+        write_text(path, render_html(document))
         return path
     path = markdown_path(output)
     folder = f"{path.stem}_files"
@@ -190,6 +191,6 @@ def write_report(
     path.parent.mkdir(parents=True, exist_ok=True)
     (path.parent / folder).mkdir(exist_ok=True)
     for relative, png in rendered.images.items():
-        (path.parent / relative).write_bytes(png)
-    path.write_text(rendered.text, encoding="utf-8")
+        write_bytes(path.parent / relative, png)
+    write_text(path, rendered.text)
     return path
