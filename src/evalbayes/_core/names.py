@@ -23,6 +23,7 @@ __all__ = [
     "INTERVAL_KINDS",
     "K_DIM",
     "LABEL_WIDTH",
+    "MAX_SEED",
     "MCMC_METHODS",
     "METHODS",
     "METRICS",
@@ -204,9 +205,17 @@ def check_count(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+#: The largest seed: NumPy's legacy ``RandomState`` and PyMC take seeds below 2^32, and
+#: nutpie's seed is an unsigned 64-bit integer (2^64 failed there, after the data were read).
+MAX_SEED: Final = 2**32 - 1
+
+
 def check_seed(seed: Any, name: str = "seed") -> int:
-    """Return ``seed`` if it is a non-negative integer (NumPy's and PyMC's rule), else raise."""
-    return check_count(seed, name, minimum=0)
+    """Return ``seed`` if it is an integer in [0, :data:`MAX_SEED`], else raise."""
+    value = check_count(seed, name, minimum=0)
+    if value > MAX_SEED:
+        raise ValueError(f"{name} must be an integer in [0, 2^32 - 1], got {value}")
+    return value
 
 
 class Unset:

@@ -12,7 +12,12 @@ import argparse
 import json
 import os
 
-from evalbayes.cli._common import CLIError, add_format_arg, output_format
+from evalbayes.cli._common import (
+    CLIError,
+    add_format_arg,
+    count,
+    output_format,
+)
 from evalbayes.cli._output import emit, write_text
 from evalbayes.cli._sampler import add_sampler_args, sampler_options
 
@@ -28,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="model settings, e.g. pooling=none (values parsed as JSON "
                         "when possible)")
     add_sampler_args(parser)
-    parser.add_argument("--workers", type=int, default=2,
+    parser.add_argument("--workers", type=count(1, 1024), default=2,
                         help="local cluster worker processes (ignored with --scheduler)")
     parser.add_argument("--scheduler", default=None,
                         help="address of a running Dask scheduler, e.g. tcp://host:8786")

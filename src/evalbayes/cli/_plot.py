@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from evalbayes._core.files import atomic_path
 from evalbayes._core.names import ESTIMANDS, METRICS, check_metric
-from evalbayes.cli._common import CLIError, ks, warn
+from evalbayes.cli._common import (
+    CLIError,
+    k_value,
+    ks,
+    warn,
+)
 from evalbayes.cli._output import check_fit, check_output_path, load_fit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,7 +28,7 @@ KINDS = ("pass-at-k", "pass-hat-k", "comparison", "matrix", "ppc", "items", "wri
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("fit", help="a fit saved by `evalbayes fit` (NetCDF)")
     parser.add_argument("--kind", default="pass-at-k", choices=KINDS)
-    parser.add_argument("--k", type=float, nargs="+", help="k values (default 1 2 4 ... 64)")
+    parser.add_argument("--k", type=k_value, nargs="+", help="k values (default 1 2 4 ... 64)")
     parser.add_argument("--metric", choices=METRICS, default=METRICS[0])
     parser.add_argument("--estimand", choices=ESTIMANDS, default=ESTIMANDS[0])
     parser.add_argument("--system", default=None,

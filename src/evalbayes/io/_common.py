@@ -150,6 +150,9 @@ def success_of(value: float, threshold: float | None, path: str | Path, record: 
             "too)",
             record,
         )
+    if isinstance(threshold, bool) or not math.isfinite(threshold):
+        # value >= nan is False for every value: a silent "all failures"
+        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
     return int(value >= threshold)
 
 

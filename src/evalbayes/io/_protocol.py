@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import inspect
+import math
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -235,6 +236,8 @@ class OptionSpec:
             raise ValueError(
                 f"--{self.name}: expected {self.kind.__name__}, got {text!r}"
             ) from None
+        if self.kind is float and not math.isfinite(value):  # nan >= t is always False
+            raise ValueError(f"--{self.name}: expected a finite number, got {text!r}")
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"--{self.name}: must be one of {list(self.choices)}, got {text!r}")
         return value
