@@ -110,10 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.JSONDecodeError,
         tomllib.TOMLDecodeError,
         OSError,  # missing, unreadable or unwritable files, a full disk, a size limit
+        RecursionError,  # an input nested deeper than any reader guards against
     ) as err:
         message = str(err) if not isinstance(err, OSError) or not err.filename else (
             f"{err.filename}: {err.strerror}"
         )
+        if isinstance(err, RecursionError):
+            message = "an input is nested too deeply to read (JSON/TOML depth)"
         print(f"evalbayes: error: {cli_hint(message)}", file=sys.stderr)
         return 2
     finally:

@@ -47,11 +47,18 @@ def read_spec(path: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
         return {}, {}
     import tomllib
 
+    from evalbayes.io._sources import check_regular
+
+    check_regular(path)  # a FIFO would block
     try:
         with open(path, "rb") as fh:
             spec = tomllib.load(fh)
     except tomllib.TOMLDecodeError as err:
         raise CLIError(f"{path}: not valid TOML ({err})") from err
+    except RecursionError:
+        raise CLIError(f"{path}: nested too deeply to read") from None
+    except UnicodeDecodeError as err:
+        raise CLIError(f"{path}: not UTF-8 text ({err.reason})") from None
     sampler = spec.pop("sampler", {})
     spec.pop("description", None)
     return spec, sampler

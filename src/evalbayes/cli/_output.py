@@ -98,7 +98,14 @@ def check_output_path(path: str | Path | None, args: argparse.Namespace | None =
 
 
 def guard_outputs(args: argparse.Namespace) -> None:
-    """:func:`check_output_path` for ``-o`` of any command (called once by ``main``)."""
+    """Before any work (called once by ``main``): no input is a FIFO, socket or device
+    (reading one would block), and :func:`check_output_path` for ``-o``."""
+    from evalbayes.io._sources import not_regular_message
+
+    for item in input_paths(args):
+        message = not_regular_message(item)
+        if message is not None:
+            raise CLIError(message)
     output = getattr(args, "output", None)
     if isinstance(output, str):
         check_output_path(output, args, create=args.command in CREATES_FOLDER)

@@ -32,8 +32,10 @@ import pandas as pd
 
 from evalbayes.data import EvalData
 from evalbayes.io._common import (
+    LogError,
     SystemOption,
     build,
+    check_labels,
     check_mapping_used,
     finish_frame,
     mapping_keys,
@@ -183,7 +185,12 @@ def gather(sources: Sequence[Source], reader: Reader, opts: Any) -> pd.DataFrame
     system = opts.system
     for src in sources:
         parsed = reader.parse(src, opts)
-        frame = parsed.rows if isinstance(parsed.rows, pd.DataFrame) else pd.DataFrame(parsed.rows)
+        try:
+            frame = (parsed.rows if isinstance(parsed.rows, pd.DataFrame)
+                     else pd.DataFrame(parsed.rows))
+        except UnicodeEncodeError:  # pandas' text columns cannot hold a lone surrogate
+            raise LogError(src.path, "a label or value holds a lone surrogate (a \\ud800-style "
+                           "escape that is not UTF-8 text); fix it") from None
         if len(frame) == 0:
             continue
         if parsed.system is not None:
@@ -193,6 +200,7 @@ def gather(sources: Sequence[Source], reader: Reader, opts: Any) -> pd.DataFrame
             names = frame["system"].astype(str)
             keys += [str(src.path), src.path.name, *pd.unique(names)]
             frame["system"] = [str(system.get(s, s)) for s in names]
+        check_labels(frame, src.path)  # NUL / lone surrogates: now, not at save time
         frames.append(frame)
     check_mapping_used(system, keys)
     if not frames:
