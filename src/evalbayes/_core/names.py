@@ -51,6 +51,9 @@ __all__ = [
     "check_seed",
     "check_systems",
     "display_label",
+    "hidden_characters",
+    "lookalike_names",
+    "name_skeleton",
     "pick_seed",
 ]
 
@@ -323,3 +326,47 @@ def display_label(name: Any, width: int = LABEL_WIDTH) -> str:
     digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:6]
     head = max(1, width - 13)
     return f"{shown[:head]}…{shown[-4:]} #{digest}"
+
+
+# ----------------------------------------------------------------------------- look-alikes
+#: Letters of other scripts drawn like Latin ones (the commonest confusables of Unicode TR39's
+#: table: Cyrillic and Greek lower and upper case), mapped to the Latin letter.
+_CONFUSABLES: Final = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
+    "т": "t", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w",
+    "ɡ": "g", "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
+    "τ": "t", "υ": "u", "χ": "x", "ℓ": "l", "ı": "i",
+})  # fmt: skip
+
+
+def hidden_characters(name: str) -> list[str]:
+    """The characters of ``name`` a reader cannot see: format characters (Unicode category
+    Cf: bidirectional overrides and isolates U+202A-U+202E, U+2066-U+2069, zero-width
+    space/joiners U+200B-U+200D, U+FEFF ...) and control characters other than tab/newline,
+    as ``U+XXXX`` strings. A bidi override can make a name read backwards (CVE-2021-42574,
+    "Trojan Source")."""
+    import unicodedata
+
+    return [f"U+{ord(ch):04X}" for ch in str(name)
+            if unicodedata.category(ch) in ("Cf", "Cc") and ch not in "\t\n"]
+
+
+def name_skeleton(name: str) -> str:
+    """What ``name`` looks like: NFKC-normalised (NFC/NFD spellings and compatibility forms
+    agree), hidden characters dropped, case folded, and Cyrillic/Greek look-alike letters
+    mapped to Latin (a small subset of Unicode TR39's confusables skeleton)."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", str(name))
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc"))
+    return text.casefold().translate(_CONFUSABLES)
+
+
+def lookalike_names(names: Sequence[Any]) -> list[tuple[str, ...]]:
+    """Groups of two or more distinct names that look the same (:func:`name_skeleton`):
+    ``"GPT-4"`` and ``"GРТ-4"`` (Cyrillic Р, Т), ``"é"`` composed and decomposed, a name and
+    the same name with a zero-width space."""
+    groups: dict[str, list[str]] = {}
+    for name in dict.fromkeys(str(n) for n in names):
+        groups.setdefault(name_skeleton(name), []).append(name)
+    return [tuple(group) for group in groups.values() if len(group) > 1]

@@ -153,10 +153,32 @@ def check_fit(posterior: Posterior, strict: bool, quiet_pass: bool = True) -> in
 
 
 # --------------------------------------------------------------------------- output
+#: How a spreadsheet cell that runs as a formula begins (OWASP, "CSV Injection"): =, +, -, @,
+#: and a tab or carriage return before them.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def formula_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell that a spreadsheet would run as a formula (a name such
+    as ``=HYPERLINK("http://...")``) prefixed with a single quote, which spreadsheets show as
+    text (OWASP's advice for CSV exports). Numbers are untouched (``-0.05`` stays a number);
+    JSON output and ``convert`` keep every value verbatim."""
+    import pandas as pd
+
+    out = frame.copy()
+    for column in out.columns:
+        if pd.api.types.is_numeric_dtype(out[column]):
+            continue
+        out[column] = [f"'{v}" if isinstance(v, str) and v.startswith(FORMULA_START) else v
+                       for v in out[column]]
+    return out
+
+
 def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None = None) -> None:
-    """Write a table as text, CSV or JSON to stdout or a file."""
+    """Write a table as text, CSV (formula-safe: :func:`formula_safe`) or JSON to stdout or
+    a file."""
     if output == "csv":
-        text = frame.to_csv(index=False)
+        text = formula_safe(frame).to_csv(index=False)
     elif output == "json":
         text = frame.to_json(orient="records", indent=2) + "\n"
     else:
