@@ -6,7 +6,6 @@ Above the models in the layering (it looks the model up in the registry); the wr
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,7 +17,8 @@ import xarray as xr
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig
-from evalbayes.io._sources import missing_path_message
+from evalbayes.io._json import loads
+from evalbayes.io._sources import check_regular, missing_path_message
 from evalbayes.models import model_from_config
 from evalbayes.results._fingerprint import fit_fingerprint, mismatches
 from evalbayes.results._posterior import FIT_FORMAT, Posterior
@@ -35,13 +35,20 @@ def _restore_strings(ds: xr.Dataset) -> xr.Dataset:
     return ds.assign_coords(updates)
 
 
-def _json_attr(path: Path, attrs: Mapping[Any, Any], key: str) -> Any:
+def _json_attr(path: Path, attrs: Mapping[Any, Any], key: str) -> dict[str, Any]:
+    """A JSON-object attribute of a fit (model_config, sampler, fingerprint), or why not."""
     if key not in attrs:
         raise ValueError(f"{path}: evalbayes fit without its {key!r} attribute")
     try:
-        return json.loads(attrs[key])
+        value = loads(attrs[key])
+    except RecursionError:
+        raise ValueError(f"{path}: the {key!r} attribute is nested too deeply") from None
     except (TypeError, ValueError) as err:
         raise ValueError(f"{path}: the {key!r} attribute is not valid JSON ({err})") from err
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: the {key!r} attribute must be a JSON object, got "
+                         f"{type(value).__name__} (edited or corrupted; refit the data)")
+    return value
 
 
 def load(path: str | Path) -> Posterior:
@@ -56,7 +63,7 @@ def load(path: str | Path) -> Posterior:
         coordinates, model configuration or sampler settings no longer match the
         fingerprints stored when it was saved (the message names what changed).
     """
-    path = Path(path)
+    path = check_regular(path)  # a FIFO would block HDF5
     if not path.exists():
         raise FileNotFoundError(missing_path_message(path))
     if path.is_dir():

@@ -24,6 +24,7 @@ __all__ = [
     "KEY_LABEL_WIDTH",
     "K_DIM",
     "LABEL_WIDTH",
+    "MAX_SEED",
     "MCMC_METHODS",
     "METHODS",
     "METRICS",
@@ -53,7 +54,10 @@ __all__ = [
     "check_systems",
     "default_estimand",
     "display_label",
+    "hidden_characters",
     "label_key",
+    "lookalike_names",
+    "name_skeleton",
     "pick_seed",
 ]
 
@@ -221,9 +225,17 @@ def check_count(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+#: The largest seed: NumPy's legacy ``RandomState`` and PyMC take seeds below 2^32, and
+#: nutpie's seed is an unsigned 64-bit integer (2^64 failed there, after the data were read).
+MAX_SEED: Final = 2**32 - 1
+
+
 def check_seed(seed: Any, name: str = "seed") -> int:
-    """Return ``seed`` if it is a non-negative integer (NumPy's and PyMC's rule), else raise."""
-    return check_count(seed, name, minimum=0)
+    """Return ``seed`` if it is an integer in [0, :data:`MAX_SEED`], else raise."""
+    value = check_count(seed, name, minimum=0)
+    if value > MAX_SEED:
+        raise ValueError(f"{name} must be an integer in [0, 2^32 - 1], got {value}")
+    return value
 
 
 class Unset:
@@ -355,3 +367,47 @@ def label_key(names: Any, width: int = LABEL_WIDTH) -> list[tuple[str, str]]:
         if label != full:
             key.append((label, full))
     return key
+
+
+# ----------------------------------------------------------------------------- look-alikes
+#: Letters of other scripts drawn like Latin ones (the commonest confusables of Unicode TR39's
+#: table: Cyrillic and Greek lower and upper case), mapped to the Latin letter.
+_CONFUSABLES: Final = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
+    "т": "t", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w",
+    "ɡ": "g", "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
+    "τ": "t", "υ": "u", "χ": "x", "ℓ": "l", "ı": "i",
+})  # fmt: skip
+
+
+def hidden_characters(name: str) -> list[str]:
+    """The characters of ``name`` a reader cannot see: format characters (Unicode category
+    Cf: bidirectional overrides and isolates U+202A-U+202E, U+2066-U+2069, zero-width
+    space/joiners U+200B-U+200D, U+FEFF ...) and control characters other than tab/newline,
+    as ``U+XXXX`` strings. A bidi override can make a name read backwards (CVE-2021-42574,
+    "Trojan Source")."""
+    import unicodedata
+
+    return [f"U+{ord(ch):04X}" for ch in str(name)
+            if unicodedata.category(ch) in ("Cf", "Cc") and ch not in "\t\n"]
+
+
+def name_skeleton(name: str) -> str:
+    """What ``name`` looks like: NFKC-normalised (NFC/NFD spellings and compatibility forms
+    agree), hidden characters dropped, case folded, and Cyrillic/Greek look-alike letters
+    mapped to Latin (a small subset of Unicode TR39's confusables skeleton)."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", str(name))
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc"))
+    return text.casefold().translate(_CONFUSABLES)
+
+
+def lookalike_names(names: Sequence[Any]) -> list[tuple[str, ...]]:
+    """Groups of two or more distinct names that look the same (:func:`name_skeleton`):
+    ``"GPT-4"`` and ``"GРТ-4"`` (Cyrillic Р, Т), ``"é"`` composed and decomposed, a name and
+    the same name with a zero-width space."""
+    groups: dict[str, list[str]] = {}
+    for name in dict.fromkeys(str(n) for n in names):
+        groups.setdefault(name_skeleton(name), []).append(name)
+    return [tuple(group) for group in groups.values() if len(group) > 1]

@@ -95,7 +95,10 @@ def cli_hint(message: str, argv: Sequence[str] | None = None) -> str:
     from evalbayes.cli._readers import reader_flags
 
     names = {**reader_flags(), "format": "--input-format"}
-    valued = [(names[m["key"]], m["value"]) for m in _VALUED.finditer(message)
+    # only what follows "pass" / "read it with" is a hint; "c=-1" or "n='ten'" before it are data
+    starts = [i for i in (message.find("pass "), message.find("read it with ")) if i >= 0]
+    advice = message[min(starts):] if starts else ""
+    valued = [(names[m["key"]], m["value"]) for m in _VALUED.finditer(advice)
               if m["key"] in names]
     if valued and argv is not None:
         given = {flag for flag, _ in valued}
@@ -113,8 +116,9 @@ def cli_hint(message: str, argv: Sequence[str] | None = None) -> str:
             kept.append(item)
         command = ["evalbayes", *kept, *[part for pair in valued for part in pair]]
         return f"{message} (on the command line: {shlex.join(command)})"
+    # only "pass key=..." is a hint; "c=-1 is negative" or "n='ten'" are data, not hints
     flags = [flag for key, flag in reader_flags().items()
-             if re.search(rf"\b{key}=(?!\d)", message)]  # "c=3 > n=2" is data, not a hint
+             if re.search(rf"\bpass\s(?:[^.;]*?[\s,(])?{key}=", message)]
     return f"{message} (on the command line: {', '.join(flags)})" if flags else message
 
 
@@ -134,19 +138,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a warning reads as a message, not as a source line of the library
     warnings.formatwarning = _format_warning
     try:
+        from evalbayes.cli._output import guard_outputs
+
+        guard_outputs(args)  # -o: not an input, not a folder, before any work
         return int(args.run(args) or 0)
     except (
         ValueError,  # includes CLIError, UnicodeDecodeError and the decode errors below
         json.JSONDecodeError,
         tomllib.TOMLDecodeError,
-        FileNotFoundError,
-        IsADirectoryError,
-        NotADirectoryError,
-        PermissionError,
+        OSError,  # missing, unreadable or unwritable files, a full disk, a size limit
+        RecursionError,  # an input nested deeper than any reader guards against
     ) as err:
         message = str(err) if not isinstance(err, OSError) or not err.filename else (
             f"{err.filename}: {err.strerror}"
         )
+        if isinstance(err, RecursionError):
+            message = "an input is nested too deeply to read (JSON/TOML depth)"
         print(f"evalbayes: error: {cli_hint(message, argv)}", file=sys.stderr)
         return 2
     finally:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 
 from evalbayes._core.names import ESTIMANDS, METRICS
-from evalbayes.cli._common import CLIError, add_fit_arg, add_format_arg, ks, output_format
+from evalbayes.cli._common import (
+    CLIError,
+    add_fit_arg,
+    add_format_arg,
+    k_value,
+    ks,
+    non_negative,
+    output_format,
+    probability,
+)
 from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit, write_text
 
 
@@ -13,20 +22,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_fit_arg(parser)
     parser.add_argument("systems", nargs="*", metavar="SYSTEM", help="A B (default: all pairs)")
     add_format_arg(parser)
-    parser.add_argument("--k", type=float, nargs="+", help="k values (default 1)")
+    parser.add_argument("--k", type=k_value, nargs="+", help="k values (default 1)")
     parser.add_argument("--metric", choices=METRICS, default=METRICS[0])
     parser.add_argument("--estimand", choices=ESTIMANDS, default=None,
                         help="tasks (these tasks) or population (tasks like these; the "
                         "default where the fit's model has it)")
-    parser.add_argument("--rope", type=float, default=0.01, help="region of practical equivalence")
-    parser.add_argument("--ci-prob", type=float, default=0.95, help="interval probability")
+    parser.add_argument("--rope", type=non_negative, default=0.01,
+                        help="region of practical equivalence")
+    parser.add_argument("--ci-prob", type=probability, default=0.95, help="interval probability")
 
 
 def run(args: argparse.Namespace) -> int:
     from evalbayes.results._comparison import compare
 
     output = output_format(args)
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     systems = list(args.systems) if args.systems else None
     if systems is not None and len(systems) != 2:
         raise CLIError("compare takes either no systems (all pairs) or exactly two: A B")

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from evalbayes.results._loo import compare_models
 
     output = output_format(args)
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     if len(args.fits) < 2:
         raise CLIError("compare-models needs at least two fits of the same data")
     posteriors = {label: load_fit(path) for label, path in zip(labels(args.fits), args.fits,

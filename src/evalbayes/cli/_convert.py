@@ -7,8 +7,6 @@ csv|json`` must agree with it. The output may not be one of the inputs. No PyMC.
 from __future__ import annotations
 
 import argparse
-import glob
-from pathlib import Path
 
 from evalbayes.cli._common import (
     CLIError,
@@ -41,20 +39,11 @@ def _check_format(value: str | None, output: str) -> None:
                        f"got -o {output} (the file's extension sets its format)")
 
 
-def _check_not_an_input(logs: list[str], output: str) -> None:
-    target = Path(output).resolve()
-    for item in logs:
-        for path in glob.glob(item, recursive=True) or [item]:
-            if Path(path).resolve() == target:
-                raise CLIError(f"-o {output} is also an input; refusing to overwrite it")
-
-
 def run(args: argparse.Namespace) -> int:
     from evalbayes import io
 
     _check_format(args.format, args.output)
-    check_output_path(args.output)
-    _check_not_an_input(args.logs, args.output)
+    check_output_path(args.output, args)  # not an input (inode), its folder exists
     data = read_data(args, name="logs", level=args.level)
     frame = data.to_frame() if args.level == "counts" else data
     path = io.write_table(frame, args.output)

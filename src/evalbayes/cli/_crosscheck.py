@@ -6,9 +6,12 @@ import argparse
 import json
 
 from evalbayes.cli._common import (
+    MAX_K,
+    MAX_RESAMPLES,
     add_data_args,
     add_format_arg,
     add_seed_arg,
+    count,
     ks,
     output_format,
     read_data,
@@ -19,9 +22,11 @@ from evalbayes.cli._output import check_output_path, emit, write_text
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_args(parser)
     add_format_arg(parser)
-    parser.add_argument("--k", type=float, nargs="+", help="k values (default: powers of two <= n)")
+    parser.add_argument("--k", type=count(1, MAX_K), nargs="+",
+                        help="k values, integers (default: powers of two <= n)")
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"), help="paired block for B - A")
-    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    parser.add_argument("--resamples", type=count(1, MAX_RESAMPLES), default=10_000,
+                        help=f"bootstrap resamples (at most {MAX_RESAMPLES:,})")
     add_seed_arg(parser, 0)
 
 
@@ -29,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from evalbayes.frequentist.crosscheck import crosscheck
 
     output = output_format(args)
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     data = read_data(args)
     report = crosscheck(
         data,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from evalbayes._core.files import atomic_path
 from evalbayes._core.names import ESTIMANDS
-from evalbayes.cli._common import add_seed_arg, positive_int
+from evalbayes.cli._common import CLIError, add_seed_arg, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
     from evalbayes.results._comparison import compare
 
     out_dir = Path(args.output_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise CLIError(f"--output-dir {out_dir}: is a file, not a folder; give a folder name")
     out_dir.mkdir(parents=True, exist_ok=True)
     data = load("tinyagent", experiment="sec17.7")
     print("TinyAgent worked example (bundled dataset `tinyagent`, experiment sec17.7): "
@@ -84,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     path = out_dir / "tinyagent_pass_at_k.png"
     figure = ax.get_figure(root=True)
     assert figure is not None  # an Axes drawn by plot_pass_at_k has a figure
-    figure.savefig(path, dpi=150, bbox_inches="tight")
+    with atomic_path(path) as temp:
+        figure.savefig(temp, dpi=150, bbox_inches="tight")
     print(f"\nwrote {path}")
     fit_path = posterior.save(out_dir / f"tinyagent-{model.name}.nc")
     print(f"wrote {fit_path} (try: evalbayes summary {fit_path})")

@@ -48,11 +48,18 @@ def read_spec(path: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
         return {}, {}
     import tomllib
 
+    from evalbayes.io._sources import check_regular
+
+    check_regular(path)  # a FIFO would block
     try:
         with open(path, "rb") as fh:
             spec = tomllib.load(fh)
     except tomllib.TOMLDecodeError as err:
         raise CLIError(f"{path}: not valid TOML ({err})") from err
+    except RecursionError:
+        raise CLIError(f"{path}: nested too deeply to read") from None
+    except UnicodeDecodeError as err:
+        raise CLIError(f"{path}: not UTF-8 text ({err.reason})") from None
     sampler = spec.pop("sampler", {})
     spec.pop("description", None)
     return spec, sampler
@@ -78,7 +85,6 @@ def default_fit_path(args: argparse.Namespace, model_name: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     check_no_output_format(args)
-    check_output_path(args.output)
     settings, sampler = read_spec(args.spec)
     implied = design_model(args, args.model or settings.get("model"))
     if args.model is None and "model" not in settings:
@@ -88,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     options = sampler_options(args, sampler, model)
     data = apply_designs(args, data, model)
     path = Path(args.output) if args.output else default_fit_path(args, model.name)
+    check_output_path(path, args, create=True)  # before sampling; -o was checked in main
     start = (f"fitting {model.name} to {data!r} with {options['method']} "
              f"({options['chains']} chains x {options['draws']} draws)")
     with progress(start, "fitting", every=heartbeat_every(args.quiet)):

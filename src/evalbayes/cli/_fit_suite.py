@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
-from evalbayes.cli._common import add_format_arg, output_format
+from evalbayes.cli._common import (
+    CLIError,
+    add_format_arg,
+    count,
+    output_format,
+)
 from evalbayes.cli._output import emit, write_text
 from evalbayes.cli._sampler import add_sampler_args, sampler_options
 
@@ -27,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="model settings, e.g. pooling=none (values parsed as JSON "
                         "when possible)")
     add_sampler_args(parser)
-    parser.add_argument("--workers", type=int, default=2,
+    parser.add_argument("--workers", type=count(1, 1024), default=2,
                         help="local cluster worker processes (ignored with --scheduler)")
     parser.add_argument("--scheduler", default=None,
                         help="address of a running Dask scheduler, e.g. tcp://host:8786")
@@ -44,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     from evalbayes.suite import fit_suite, seed_for, split_benchmarks
 
     output = output_format(args)
+    if os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
+        raise CLIError(f"--output-dir {args.output_dir}: is a file, not a folder")
     datasets = split_benchmarks(read_table(args.data), args.benchmark_column)
     if args.benchmarks:
         unknown = sorted(set(args.benchmarks) - set(datasets))

@@ -10,14 +10,22 @@ import argparse
 
 from evalbayes._core.names import ESTIMANDS, METRICS
 from evalbayes.cli._common import (
+    MAX_K,
     add_data_args,
     add_format_arg,
     add_seed_arg,
+    count,
+    finite,
+    non_negative,
+    number,
     output_format,
+    positive,
+    probability,
     read_data,
 )
 from evalbayes.cli._output import load_fit
 from evalbayes.cli._plan import _write
+from evalbayes.inference import MAX_TOTAL_DRAWS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,20 +38,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tasks (these tasks) or population (tasks like these; the "
                         "default with --fit where its model has it; tasks without --fit)")
     parser.add_argument("--metric", choices=METRICS, default="pass@k")
-    parser.add_argument("-k", type=int, default=1, help="attempts (default 1)")
+    parser.add_argument("-k", type=count(1, MAX_K), default=1, help="attempts (default 1)")
     parser.add_argument("--mode", choices=("non-inferiority", "superiority"),
                         default="non-inferiority")
-    parser.add_argument("--margin", type=float, default=0.0,
+    parser.add_argument("--margin", type=finite, default=0.0,
                         help="tolerated shortfall / least improvement (default 0)")
-    parser.add_argument("--ship-prob", type=float, default=0.95, metavar="PROB",
+    parser.add_argument("--ship-prob", type=probability, default=0.95, metavar="PROB",
                         help="posterior probability needed to ship (default 0.95)")
-    parser.add_argument("--max-loss", type=float, default=0.005,
+    parser.add_argument("--max-loss", type=non_negative, default=0.005,
                         help="largest tolerated expected loss (default 0.005)")
-    parser.add_argument("--lambda", dest="lam", type=float, default=2.0,
+    parser.add_argument("--lambda", dest="lam", type=positive, default=2.0,
                         help="frequentist gate: cost of a loss in wins (default 2)")
-    parser.add_argument("--gate-alpha", type=float, default=0.05)
-    parser.add_argument("--tau", type=float, default=0.10)
-    parser.add_argument("--draws", type=int, default=4000,
+    parser.add_argument("--gate-alpha", type=probability, default=0.05)
+    parser.add_argument("--tau", type=number(0, 1), default=0.10)
+    parser.add_argument("--draws", type=count(1, MAX_TOTAL_DRAWS), default=4000,
                         help="posterior draws of the conjugate fit (default 4000)")
     add_seed_arg(parser, 0)
     add_format_arg(parser)

@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     output = output_format(args)
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     posterior = load_fit(args.fit)
     from evalbayes.models.irt._items import IRTPosterior
 

@@ -6,7 +6,16 @@ from __future__ import annotations
 import argparse
 
 from evalbayes._core.names import ESTIMANDS, METRICS
-from evalbayes.cli._common import add_fit_arg, add_format_arg, ks, output_format
+from evalbayes.cli._common import (
+    add_fit_arg,
+    add_format_arg,
+    k_value,
+    ks,
+    number,
+    output_format,
+    positive_int,
+    probability,
+)
 from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
 from evalbayes.results._extrapolation import one_trial_note
 
@@ -16,15 +25,16 @@ G_PASS = "g-pass@k"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_fit_arg(parser)
     add_format_arg(parser)
-    parser.add_argument("--k", type=float, nargs="+", help="k values (default 1 2 4 ... 32)")
+    parser.add_argument("--k", type=k_value, nargs="+", help="k values (default 1 2 4 ... 32)")
     parser.add_argument("--metric", choices=(*METRICS, G_PASS), default=METRICS[0],
                         help="pass@k (at least one of k succeeds), pass^k (all k) or g-pass@k "
                         "(at least --m, or a share --tau, of k)")
-    parser.add_argument("--m", type=int, help="g-pass@k: least number of the k that succeed")
-    parser.add_argument("--tau", type=float,
+    parser.add_argument("--m", type=positive_int,
+                        help="g-pass@k: least number of the k that succeed")
+    parser.add_argument("--tau", type=number(0, 1, open_low=True),
                         help="g-pass@k: least share of the k that succeed, m = ceil(tau k)")
     parser.add_argument("--estimand", choices=ESTIMANDS, default=ESTIMANDS[0])
-    parser.add_argument("--ci-prob", type=float, default=0.95, help="interval probability")
+    parser.add_argument("--ci-prob", type=probability, default=0.95, help="interval probability")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--m and --tau go with --metric g-pass@k" if args.metric != G_PASS
                          else "--metric g-pass@k needs --m or --tau")
     output = output_format(args)
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     posterior = load_fit(args.fit)
     code = check_fit(posterior, args.strict)
     k = ks(args.k, (1, 2, 4, 8, 16, 32))

@@ -14,10 +14,18 @@ from typing import Any
 
 from evalbayes._core.names import ESTIMANDS
 from evalbayes.cli._common import (
+    MAX_RUNS,
+    MAX_SIMS,
+    MAX_TASKS,
+    MAX_TRIALS,
     add_data_args,
     add_format_arg,
     add_seed_arg,
+    count,
+    number,
     output_format,
+    positive,
+    probability,
     read_data,
 )
 from evalbayes.cli._output import emit, load_fit, write_text
@@ -27,37 +35,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_args(parser, optional=True)
     parser.add_argument("--baseline", help="system A (pilot data)")
     parser.add_argument("--candidate", help="system B (pilot data)")
-    parser.add_argument("--population", nargs=4, type=float,
+    parser.add_argument("--population", nargs=4, type=number(0, 1),
                         metavar=("MEAN_A", "MEAN_B", "ICC_A", "ICC_B"),
                         help="state the task population instead of pilot data")
-    parser.add_argument("--correlation", type=float, default=None,
+    parser.add_argument("--correlation", type=number(-1, 1), default=None,
                         help="copula correlation of A and B on a task (default: 0 with "
                              "--population, estimated from the pilot's tasks otherwise)")
     parser.add_argument("--fit", help="saved Beta-Binomial fit of the pilot: its posterior "
                                       "draws are the design prior; a training-seeds fit plans "
                                       "runs x tasks x trials per recipe (--runs)")
-    parser.add_argument("--tasks", nargs="+", type=int, default=None,
+    parser.add_argument("--tasks", nargs="+", type=count(1, MAX_TASKS), default=None,
                         help="tasks of each design (default 5 10 20 50 100; with a "
                         "training-seeds fit 10 20 50)")
-    parser.add_argument("--trials", nargs="+", type=int, default=None,
+    parser.add_argument("--trials", nargs="+", type=count(1, MAX_TRIALS), default=None,
                         help="trials per task (default 1 4 16; with a training-seeds fit 1 4)")
-    parser.add_argument("--runs", nargs="+", type=int, default=None,
+    parser.add_argument("--runs", nargs="+", type=count(1, MAX_RUNS), default=None,
                         help="training-seeds fit: training runs per recipe (default 2 4 8); "
                         "--baseline / --candidate name recipes (default: the fit's two)")
-    parser.add_argument("--alpha", type=float, default=None,
+    parser.add_argument("--alpha", type=probability, default=None,
                         help="training-seeds fit: two-sided level of the run-level Welch "
                         "interval (default 0.05)")
     parser.add_argument("--estimand", nargs="+", choices=ESTIMANDS, default=None,
                         help="which posteriors to simulate (default both)")
     parser.add_argument("--unpaired", action="store_true",
                         help="each system on its own tasks (default: paired)")
-    parser.add_argument("--decisive-prob", type=float, default=None, metavar="PROB",
+    parser.add_argument("--decisive-prob", type=probability, default=None, metavar="PROB",
                         help="decisive: P(B > A) > PROB (default 0.95)")
-    parser.add_argument("--width", type=float,
+    parser.add_argument("--width", type=positive,
                         help="decisive instead: the PROB interval is narrower than WIDTH")
-    parser.add_argument("--assurance", type=float, default=0.8,
+    parser.add_argument("--assurance", type=probability, default=0.8,
                         help="report the tasks needed for this assurance (default 0.8)")
-    parser.add_argument("--sims", type=int, default=400, help="simulations per design")
+    parser.add_argument("--sims", type=count(1, MAX_SIMS), default=400,
+                        help=f"simulations per design (at most {MAX_SIMS:,})")
     add_seed_arg(parser, 0)
     add_format_arg(parser)
 

@@ -8,8 +8,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalbayes._core.files import atomic_path
 from evalbayes._core.names import ESTIMANDS, METRICS, check_metric
-from evalbayes.cli._common import CLIError, ks, warn
+from evalbayes.cli._common import (
+    CLIError,
+    k_value,
+    ks,
+    warn,
+)
 from evalbayes.cli._output import check_fit, check_output_path, load_fit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,7 +28,7 @@ KINDS = ("pass-at-k", "pass-hat-k", "comparison", "matrix", "ppc", "items", "wri
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("fit", help="a fit saved by `evalbayes fit` (NetCDF)")
     parser.add_argument("--kind", default="pass-at-k", choices=KINDS)
-    parser.add_argument("--k", type=float, nargs="+", help="k values (default 1 2 4 ... 64)")
+    parser.add_argument("--k", type=k_value, nargs="+", help="k values (default 1 2 4 ... 64)")
     parser.add_argument("--metric", choices=METRICS, default=METRICS[0])
     parser.add_argument("--estimand", choices=ESTIMANDS, default=ESTIMANDS[0])
     parser.add_argument("--system", action="append", default=None, metavar="NAME",
@@ -40,11 +46,12 @@ def run(args: argparse.Namespace) -> int:
 
     matplotlib.use("Agg")
     out = Path(args.output or f"{Path(args.fit).stem}-{args.kind}.png")
-    check_output_path(out)
+    check_output_path(out, args)
     posterior = load_fit(args.fit)
     code = check_fit(posterior, args.strict)
     figure = _draw(posterior, args, ks(args.k, (1, 2, 4, 8, 16, 32, 64)))
-    figure.savefig(out, dpi=150, bbox_inches="tight")
+    with atomic_path(out) as temp:  # the format follows the name, which temp keeps
+        figure.savefig(temp, dpi=150, bbox_inches="tight")
     warn(f"wrote {out}")
     _print_key(posterior.data.systems)
     return code

@@ -74,7 +74,9 @@ def _argtype(spec: Any) -> Callable[[str], Any]:
         try:
             return spec.convert(text)
         except ValueError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
+            # argparse names the flag itself ("argument --threshold: ...")
+            raise argparse.ArgumentTypeError(str(err).removeprefix(f"--{spec.name}: ")
+                                             ) from None
 
     convert.__name__ = spec.name
     return convert

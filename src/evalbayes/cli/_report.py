@@ -38,7 +38,11 @@ def run(args: argparse.Namespace) -> int:
     check_no_output_format(args)
     from evalbayes.report._build import FIT_SETTINGS, write_report
 
-    check_output_path(args.output)
+    check_output_path(args.output, args, create=True)
+    if args.md:
+        from evalbayes.report._build import markdown_path
+
+        check_output_path(markdown_path(args.output), args, create=True)
     code = 0
     if len(args.source) == 1 and args.source[0].endswith(".nc"):
         if args.where or reader_options(args) or args.input_format:

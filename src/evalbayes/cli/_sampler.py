@@ -8,7 +8,13 @@ import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from evalbayes._core.names import MCMC_METHODS, METHODS, SAMPLER_DEFAULTS
-from evalbayes.cli._common import CLIError, add_seed_arg, non_negative_int, positive_int
+from evalbayes.cli._common import (
+    CLIError,
+    add_seed_arg,
+    non_negative_int,
+    positive_int,
+    probability,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.models._base import Model
@@ -29,7 +35,7 @@ def add_sampler_args(parser: argparse.ArgumentParser, spec: bool = False) -> Non
                        help=f"warm-up iterations per chain, >= 1 for NUTS (default {d['tune']})")
     group.add_argument("--chains", type=positive_int, default=None,
                        help=f"number of chains (default {d['chains']})")
-    group.add_argument("--target-accept", type=float, default=None,
+    group.add_argument("--target-accept", type=probability, default=None,
                        help=f"NUTS target acceptance (default {d['target_accept']})")
     add_seed_arg(group, None, shown=d["seed"])
 

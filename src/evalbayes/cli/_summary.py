@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 
 from evalbayes._core.names import METRICS
-from evalbayes.cli._common import add_fit_arg, add_format_arg, ks, output_format
+from evalbayes.cli._common import (
+    add_fit_arg,
+    add_format_arg,
+    k_value,
+    ks,
+    output_format,
+    probability,
+)
 from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
 from evalbayes.results._extrapolation import one_trial_note
 
@@ -13,13 +20,13 @@ from evalbayes.results._extrapolation import one_trial_note
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_fit_arg(parser)
     add_format_arg(parser)
-    parser.add_argument("--k", type=float, nargs="+", help="k values (default 1)")
-    parser.add_argument("--ci-prob", type=float, default=0.95, help="interval probability")
+    parser.add_argument("--k", type=k_value, nargs="+", help="k values (default 1)")
+    parser.add_argument("--ci-prob", type=probability, default=0.95, help="interval probability")
 
 
 def run(args: argparse.Namespace) -> int:
     output = output_format(args)
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     posterior = load_fit(args.fit)
     code = check_fit(posterior, args.strict)
     k = ks(args.k, (1,))

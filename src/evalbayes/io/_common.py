@@ -150,6 +150,9 @@ def success_of(value: float, threshold: float | None, path: str | Path, record: 
             "too)",
             record,
         )
+    if isinstance(threshold, bool) or not math.isfinite(threshold):
+        # value >= nan is False for every value: a silent "all failures"
+        raise ValueError(f"threshold must be a finite number, got {threshold!r}")
     return int(value >= threshold)
 
 
@@ -205,6 +208,33 @@ def natural_key(label: str) -> tuple[Any, ...]:
     """Sort key putting ``"2"`` before ``"10"`` and ``"id15"`` before ``"id147"``."""
     parts = _NUM.split(label)
     return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+#: Characters no label may hold: NUL (cut short by C libraries, refused by HDF5) and lone
+#: UTF-16 surrogates (from a JSON "\\ud800" escape or an undecodable file name; no UTF-8
+#: file, NetCDF fit, CSV or HTML can store them).
+BAD_LABEL = re.compile("[\x00\ud800-\udfff]")
+LABEL_COLUMNS = ("system", "task", "task_id", "id", "sample", "benchmark")
+
+
+def check_labels(frame: pd.DataFrame, path: str | Path, columns: Sequence[str] = LABEL_COLUMNS
+                 ) -> None:
+    """Refuse, when a file is read, a label holding NUL or a lone surrogate
+    (:data:`BAD_LABEL`): :class:`LogError` naming the file, the row and the column. Before
+    this check such a label failed only when the fit was saved, after the sampling."""
+    for column in columns:
+        if column not in frame.columns or pd.api.types.is_numeric_dtype(frame[column]):
+            continue
+        values = frame[column]
+        bad = values.map(lambda v: isinstance(v, str) and BAD_LABEL.search(v) is not None)
+        if bad.any():
+            pos = int(np.flatnonzero(bad.to_numpy())[0])
+            row = int(frame["_pos"].iloc[pos]) if "_pos" in frame.columns else pos
+            label = values.iloc[pos]
+            what = "a NUL character" if "\x00" in label else "a lone surrogate (not UTF-8)"
+            raise LogError(path, f"{column} {label.encode('ascii', 'backslashreplace').decode()!r} "
+                           f"holds {what}; no fit, table or report can store it: fix the label",
+                           f"data row {row + 1}")
 
 
 def as_label(value: Any, path: str | Path, record: str, field: str) -> str:

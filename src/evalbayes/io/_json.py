@@ -16,7 +16,33 @@ from typing import Any
 
 from evalbayes.io._common import LogError
 
-__all__ = ["first_jsonl", "load_json", "read_jsonl"]
+__all__ = ["DuplicateKeyError", "first_jsonl", "load_json", "loads", "read_jsonl"]
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object with one key twice (``json`` would silently keep the last value)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"a JSON object has the key {key!r} twice (which value counts is "
+                         "undefined); remove one")
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):  # the rare case: find the repeated key
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return obj
+
+
+def loads(text: str) -> Any:
+    """``json.loads`` that refuses duplicate keys (:class:`DuplicateKeyError`); integers are
+    exact Python ints. Deep nesting raises ``RecursionError`` (callers name the file)."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
 
 
 def _decode_error(path: Path, err: json.JSONDecodeError, member: str | None) -> LogError:
@@ -49,9 +75,12 @@ def load_json(path: str | Path, raw: bytes | None = None, *, member: str | None 
     except UnicodeDecodeError as err:
         raise LogError(path, f"not UTF-8 text (byte {err.start}: {err.reason})") from None
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as err:
         raise _decode_error(path, err, member) from None
+    except DuplicateKeyError as err:
+        where = f"archive member {member!r}: " if member else ""
+        raise LogError(path, f"{where}{err}") from None
     except RecursionError:
         raise LogError(path, "JSON nested too deeply to read") from None
 
@@ -90,13 +119,15 @@ def read_jsonl(path: str | Path, *, objects: bool = True) -> list[tuple[int, Any
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = loads(line)
         except json.JSONDecodeError as err:
             raise LogError(
                 path,
                 f"not valid JSON (truncated?): {err.msg} at column {err.colno}",
                 f"line {number}",
             ) from None
+        except DuplicateKeyError as err:
+            raise LogError(path, str(err), f"line {number}") from None
         except RecursionError:
             raise LogError(path, "JSON nested too deeply to read", f"line {number}") from None
         if objects and not isinstance(value, dict):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import inspect
+import math
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -31,8 +32,10 @@ import pandas as pd
 
 from evalbayes.data import EvalData
 from evalbayes.io._common import (
+    LogError,
     SystemOption,
     build,
+    check_labels,
     check_mapping_used,
     finish_frame,
     mapping_keys,
@@ -256,7 +259,12 @@ def gather(
     system = opts.system
     for src in sources:
         parsed = reader.parse(src, opts)
-        frame = parsed.rows if isinstance(parsed.rows, pd.DataFrame) else pd.DataFrame(parsed.rows)
+        try:
+            frame = (parsed.rows if isinstance(parsed.rows, pd.DataFrame)
+                     else pd.DataFrame(parsed.rows))
+        except UnicodeEncodeError:  # pandas' text columns cannot hold a lone surrogate
+            raise LogError(src.path, "a label or value holds a lone surrogate (a \\ud800-style "
+                           "escape that is not UTF-8 text); fix it") from None
         if len(frame) == 0:
             continue
         if parsed.system is not None:
@@ -266,6 +274,7 @@ def gather(
             names = frame["system"].astype(str)
             keys += [str(src.path), src.path.name, *pd.unique(names)]
             frame["system"] = [str(system.get(s, s)) for s in names]
+        check_labels(frame, src.path)  # NUL / lone surrogates: now, not at save time
         frames.append(frame)
     check_mapping_used(system, keys)
     if not frames:
@@ -311,6 +320,8 @@ class OptionSpec:
             raise ValueError(
                 f"--{self.name}: expected {self.kind.__name__}, got {text!r}"
             ) from None
+        if self.kind is float and not math.isfinite(value):  # nan >= t is always False
+            raise ValueError(f"--{self.name}: expected a finite number, got {text!r}")
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"--{self.name}: must be one of {list(self.choices)}, got {text!r}")
         return value

@@ -17,6 +17,7 @@ import gzip
 import io
 import os
 import re
+import stat
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from evalbayes.io._json import first_jsonl, load_json
 __all__ = [
     "PathsLike",
     "Source",
+    "check_regular",
     "collect",
     "csv_header",
     "examine",
@@ -83,7 +85,7 @@ def expand(paths: PathsLike) -> list[tuple[Path, bool]]:
         raise ValueError("no paths given")
     out: list[tuple[Path, bool]] = []
     for item in items:
-        path = Path(item)
+        path = check_regular(item)
         if path.is_file():
             out.append((path, True))
         elif path.is_dir():
@@ -494,6 +496,28 @@ def collect(
             f"the inputs mix formats {examples}; read one format at a time (format=...)"
         )
     return data
+
+
+def not_regular_message(path: str | Path) -> str | None:
+    """Why ``path`` is not a file that can be read to its end, or None if it is one (or a
+    folder, or missing): a FIFO, socket or device would block or never end."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
+    return f"{path}: {kind}, not a regular file; reading it could block forever: give a file"
+
+
+def check_regular(path: str | Path) -> Path:
+    """``path`` if it is not a FIFO, socket or device (:func:`not_regular_message`)."""
+    message = not_regular_message(path)
+    if message is not None:
+        raise ValueError(message)
+    return Path(path)
 
 
 def missing_path_message(path: Path) -> str:

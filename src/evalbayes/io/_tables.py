@@ -21,11 +21,12 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from evalbayes._core.files import atomic_path
 from evalbayes.data import DataError, EvalData
-from evalbayes.io._common import LogError
+from evalbayes.io._common import BAD_LABEL, LogError
 from evalbayes.io._json import read_jsonl
 from evalbayes.io._protocol import Options, Parsed, Reader, option
-from evalbayes.io._sources import Source, csv_header, gzip_check, open_text
+from evalbayes.io._sources import Source, check_regular, csv_header, gzip_check, open_text
 
 __all__ = [
     "COUNTS",
@@ -118,7 +119,7 @@ def read_table(path: str | Path, *, labels: Sequence[str] = _LABELS) -> pd.DataF
         An empty, truncated, corrupt or mis-named file, a row with more fields than the
         header, a repeated column name; the message names the file (and the line).
     """
-    path = Path(path)
+    path = check_regular(path)  # a FIFO would block
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     name = path.name.lower()
@@ -262,8 +263,17 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
                 return frame
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError, ValueError):
             pass
-    values = [value for _, value in read_jsonl(path)]
-    frame = pd.DataFrame(values)
+    lines = read_jsonl(path)
+    values = [value for _, value in lines]
+    try:
+        frame = pd.DataFrame(values)
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800") in a string: name its line
+        for number, value in lines:
+            for key, item in value.items():
+                if any(isinstance(t, str) and BAD_LABEL.search(t) for t in (key, item)):
+                    raise LogError(path, f"{key!r} holds a lone surrogate (not UTF-8 text); "
+                                   "fix the value", f"line {number}") from None
+        raise
     for col in frame.columns:
         if pd.api.types.is_float_dtype(frame[col].dtype) and not _exact(frame[[col]]):
             # keep the integers exact: a column mixing 2^53 + 1 and 2.0 stays objects
@@ -325,16 +335,19 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> Path:
     """
     path = Path(path)
     name = path.name.lower()
-    if name.endswith(_CSV):
-        frame.to_csv(path, sep="\t" if ".tsv" in name else ",", index=False)
-    elif name.endswith(_PARQUET):
-        _parquet_safe(frame).to_parquet(path, index=False)
-    elif name.endswith(_JSONL):
-        frame.to_json(path, orient="records", lines=True, force_ascii=False)
-    else:
+    if not name.endswith(_CSV + _PARQUET + _JSONL):
         raise ValueError(
             f"{path}: unknown table format; expected one of {_CSV + _PARQUET + _JSONL}"
         )
+    # a temporary file beside path, renamed over it when complete (atomic_path): a full disk
+    # or a kill leaves the previous file; the temporary name keeps the ending (.csv.gz ...)
+    with atomic_path(path) as temp:
+        if name.endswith(_CSV):
+            frame.to_csv(temp, sep="\t" if ".tsv" in name else ",", index=False)
+        elif name.endswith(_PARQUET):
+            _parquet_safe(frame).to_parquet(temp, index=False)
+        else:
+            frame.to_json(temp, orient="records", lines=True, force_ascii=False)
     return path
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.text import Text
 from matplotlib.ticker import FixedFormatter
@@ -17,6 +18,28 @@ __all__ = ["ESTIMAND_SHORT", "MAX_LINE", "finish", "get_axes", "plot_label", "ti
 MAX_LINE = 120  # characters of one line of text in a figure
 
 ESTIMAND_SHORT = {"tasks": "these tasks", "population": "tasks like these"}
+
+
+#: Relative size of a negative error-bar arm that is float rounding (a mean and quantiles of
+#: nearly equal draws differ in the last bits), clipped to 0; anything larger is a bug.
+ROUNDING = 1e-9
+
+
+def error_arms(center: Any, lower: Any, upper: Any) -> np.ndarray:
+    """``[center - lower, upper - center]`` for matplotlib's ``xerr``/``yerr``, which refuses
+    negative arms. When all draws are nearly equal (n = 10^9 trials: a rate known to 10^-5)
+    the mean can fall a rounding error outside its quantiles; such arms (below ``ROUNDING``
+    times the scale of the numbers) become 0. A larger negative arm raises ``ValueError``:
+    the interval does not contain its centre, a real error."""
+    center, lower, upper = (np.asarray(v, dtype=float) for v in (center, lower, upper))
+    arms = np.stack([center - lower, upper - center])
+    scale = np.maximum(1.0, np.maximum(np.abs(lower), np.abs(upper)))
+    tol = ROUNDING * np.broadcast_to(scale, arms.shape)
+    bad = arms < -tol
+    if np.any(bad):
+        raise ValueError(f"an interval does not contain its centre (arm {arms[bad].min():.3g}); "
+                         "lower <= centre <= upper is required")
+    return np.where(arms < 0, 0.0, arms)
 
 
 def get_axes(ax: Axes | None, figsize: tuple[float, float] = (6.4, 4.2)) -> Axes:

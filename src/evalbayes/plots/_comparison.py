@@ -9,7 +9,7 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib.axes import Axes
 
-from evalbayes.plots._common import finish, get_axes, plot_label, title_suffix
+from evalbayes.plots._common import error_arms, finish, get_axes, plot_label, title_suffix
 from evalbayes.results._comparison import Comparison
 
 __all__ = ["plot_comparison", "plot_superiority_matrix"]
@@ -74,7 +74,7 @@ def plot_comparison(
     if comparison.rope > 0:
         ax.axvspan(-comparison.rope, comparison.rope, color="0.85", zorder=0)
     ax.axvline(0.0, color="0.4", lw=1, zorder=1)
-    ax.errorbar(m, y, xerr=[m - lo, hi - m], fmt="o", color="C0", ecolor="C0", capsize=3,
+    ax.errorbar(m, y, xerr=error_arms(m, lo, hi), fmt="o", color="C0", ecolor="C0", capsize=3,
                 zorder=2)
     for (b, a), yy in zip(pairs, y, strict=True):
         ax.annotate(f"P(B>A) = {p_sup.loc[b, a]:.3f}", xy=(1.02, yy),

@@ -9,7 +9,7 @@ import xarray as xr
 from matplotlib.axes import Axes
 
 from evalbayes._core.intervals import credible_interval
-from evalbayes.plots._common import finish, get_axes, plot_label, title_suffix
+from evalbayes.plots._common import error_arms, finish, get_axes, plot_label, title_suffix
 
 __all__ = ["plot_system_forest"]
 
@@ -71,7 +71,7 @@ def plot_system_forest(
         mean = sel.mean(("chain", "draw")).values[order]
         lower, upper = credible_interval(sel, ci_prob, "eti")
         lo, hi = lower.values[order], upper.values[order]
-        ax.errorbar(mean, y + off, xerr=np.stack([mean - lo, hi - mean]), fmt="o",
+        ax.errorbar(mean, y + off, xerr=error_arms(mean, lo, hi), fmt="o",
                     ms=3 if n > 40 else 5, color=f"C{idx}", elinewidth=1,
                     label=f"k = {kk:g}")
     ax.set_yticks(y)

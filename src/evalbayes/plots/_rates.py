@@ -7,7 +7,7 @@ import xarray as xr
 from matplotlib.axes import Axes
 from scipy.special import logit
 
-from evalbayes.plots._common import finish, get_axes, plot_label
+from evalbayes.plots._common import error_arms, finish, get_axes, plot_label
 
 __all__ = ["plot_rate_distribution"]
 
@@ -76,7 +76,7 @@ def plot_rate_distribution(
             atom = mass[:, s, index]
             mean = float(atom.mean())
             lo, hi = np.quantile(atom, [lo_q, hi_q])
-            ax.errorbar([where], [mean], yerr=[[mean - lo], [hi - mean]], fmt="o",
+            ax.errorbar([where], [mean], yerr=error_arms([mean], [lo], [hi]), fmt="o",
                         color=line.get_color(), ms=4, capsize=2)
     ticks = [t for t in (1e-4, 1e-2, 0.1, 0.5, 0.9, 0.99, 1 - 1e-4)
              if x[0] <= logit(t) <= x[-1]]

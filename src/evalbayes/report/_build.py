@@ -7,13 +7,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalbayes._core.names import APPROXIMATION_KIND, UNSET, Unset, pick_seed
+from evalbayes._core.files import write_bytes, write_text
+from evalbayes._core.names import (
+    APPROXIMATION_KIND,
+    UNSET,
+    Unset,
+    hidden_characters,
+    lookalike_names,
+    pick_seed,
+)
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
 from evalbayes.report._checks import checks_section
 from evalbayes.report._context import make_context
 from evalbayes.report._designs import design_sections
-from evalbayes.report._document import Document
+from evalbayes.report._document import Callout, Document, Section
 from evalbayes.report._guide import guide_section, reproduce_section
 from evalbayes.report._html import render_html
 from evalbayes.report._items import items_section
@@ -80,8 +88,12 @@ def build_report(
     if posterior.approximate:
         kind = APPROXIMATION_KIND.get(posterior.sampler.method, "variational")
         header += (f"APPROXIMATE: {kind} fit; posterior intervals are approximate.",)
+    overview = overview_section(ctx)
+    names = _names_callout(data)
+    if names is not None:
+        overview = Section(overview.key, overview.title, (names, *overview.blocks))
     sections = (
-        overview_section(ctx),
+        overview,
         systems_section(ctx),
         curves_section(ctx),
         pairs_section(ctx),
@@ -93,6 +105,38 @@ def build_report(
         reproduce_section(ctx, fitted_here),
     )
     return Document(title="evalbayes report", header=header, sections=sections)
+
+
+NAMES_LISTED = 10  # look-alike or hidden-character names listed in the warning
+
+
+def _names_callout(data: EvalData) -> Callout | None:
+    """A warning, at the top of the report and on stderr, for system or task names that look
+    alike (:func:`~evalbayes._core.names.lookalike_names`: homoglyphs, NFC/NFD spellings,
+    zero-width characters) or hold hidden characters (bidi overrides): such names can make
+    two systems read as one or a name read backwards. Names are shown with escapes."""
+    found = []
+    for what, names in (("system", data.systems), ("task", data.tasks)):
+        for group in lookalike_names(names):
+            found.append(f"{what}s that look alike: " + ", ".join(map(ascii, group)))
+        for name in names:
+            hidden = hidden_characters(name)
+            if hidden:
+                found.append(f"{what} {name!a} holds hidden characters "
+                             f"{', '.join(dict.fromkeys(hidden))}")
+    if not found:
+        return None
+    more = f" (and {len(found) - NAMES_LISTED} more)" if len(found) > NAMES_LISTED else ""
+    text = "; ".join(found[:NAMES_LISTED]) + more
+    warnings.warn(f"look-alike or hidden-character names: {text}", UserWarning, stacklevel=3)
+    return Callout(
+        "warning",
+        "Names that look alike or hide characters",
+        ("Two different names that read the same, or a name with invisible or "
+         "direction-changing characters, can make two systems look like one: ", text,
+         ". Hidden characters are shown as ⟨U+XXXX⟩ marks in this report; rename the "
+         "systems in the data (or with --system OLD=NEW) to be sure which is which.",),
+    )
 
 
 def markdown_path(output: str | Path) -> Path:
@@ -182,7 +226,7 @@ def write_report(
     if not markdown:
         path = Path(output)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_html(document), encoding="utf-8")
+        write_text(path, render_html(document))
         return path
     path = markdown_path(output)
     folder = f"{path.stem}_files"
@@ -190,6 +234,6 @@ def write_report(
     path.parent.mkdir(parents=True, exist_ok=True)
     (path.parent / folder).mkdir(exist_ok=True)
     for relative, png in rendered.images.items():
-        (path.parent / relative).write_bytes(png)
-    path.write_text(rendered.text, encoding="utf-8")
+        write_bytes(path.parent / relative, png)
+    write_text(path, rendered.text)
     return path

@@ -3,13 +3,18 @@
 Inline CSS, images as base64 PNG data URIs, no JavaScript and no external resource: the
 Content-Security-Policy in the page forbids scripts and any load that is not a data URI, so
 the file opens offline and cannot run code even if a name slipped through unescaped. Every
-text is escaped with :func:`html.escape` (quotes too).
+text is escaped with :func:`html.escape` (quotes too), and the characters a reader cannot
+see (bidirectional overrides, zero-width spaces, control characters:
+:func:`evalbayes._core.names.hidden_characters`) are shown as a visible ``⟨U+202E⟩`` mark,
+so a name cannot read backwards or hide a difference.
 """
 
 from __future__ import annotations
 
 import base64
-from html import escape
+import html
+import re
+import unicodedata
 
 from evalbayes.report._document import (
     Block,
@@ -29,6 +34,28 @@ from evalbayes.report._document import (
 __all__ = ["CSP", "render_html"]
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _attr(text: str) -> str:
+    """An attribute value: :func:`escape` without markup."""
+    return escape(text, markup=False)
+
+
+def escape(text: str, markup: bool = True) -> str:
+    """HTML-escaped text with every hidden character (Unicode Cf and Cc but tab and newline:
+    :func:`~evalbayes._core.names.hidden_characters`) shown as a visible mark (a highlighted
+    span; plain text with ``markup=False``, for attribute values)."""
+    out = html.escape(str(text))
+    if out.isascii() and (out.isprintable() or not _CONTROL.search(out)):
+        return out
+    mark = '<span class="hidden">⟨U+{:04X}⟩</span>' if markup else "⟨U+{:04X}⟩"
+    return "".join(
+        mark.format(ord(ch)) if unicodedata.category(ch) in ("Cf", "Cc") and ch not in "\t\n"
+        else ch
+        for ch in out
+    )
+
 
 _CSS = """
 :root { --fg: #1d232a; --muted: #5b6570; --line: #d5dae0; --bg-alt: #f5f7f9;
@@ -51,6 +78,7 @@ p { margin: 8px 0; max-width: 920px; }
 code, pre { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
             font-size: 13px; }
 code { background: var(--bg-alt); padding: 0 3px; border-radius: 3px; }
+.hidden { color: var(--warn); background: var(--warn-bg); font-size: 11px; }
 pre { background: var(--bg-alt); border: 1px solid var(--line); padding: 10px;
       white-space: pre-wrap; word-break: break-word; }
 .scroll { overflow-x: auto; margin: 10px 0 16px; }
@@ -104,7 +132,7 @@ def _table(table: Table) -> str:
         body.append(f"<tr>{cells}</tr>")
     caption = f"<caption>{escape(table.caption)}</caption>" if table.caption else ""
     return (
-        f"<div class=\"scroll\"><table id=\"{escape(table.key)}\">{caption}"
+        f"<div class=\"scroll\"><table id=\"{_attr(table.key)}\">{caption}"
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 
@@ -113,15 +141,15 @@ def _figure(figure: Figure) -> str:
     data = base64.b64encode(figure.png).decode("ascii")
     caption = f"<figcaption>{escape(figure.caption)}</figcaption>" if figure.caption else ""
     return (
-        f"<figure id=\"fig-{escape(figure.name)}\"><img src=\"data:image/png;base64,{data}\" "
-        f"alt=\"{escape(figure.alt)}\">{caption}</figure>"
+        f"<figure id=\"fig-{_attr(figure.name)}\"><img src=\"data:image/png;base64,{data}\" "
+        f"alt=\"{_attr(figure.alt)}\">{caption}</figure>"
     )
 
 
 def _callout(callout: Callout) -> str:
     body = f"<p>{_inline(callout.parts)}</p>" if callout.parts else ""
     return (
-        f"<div class=\"callout {escape(callout.kind)}\" role=\"note\">"
+        f"<div class=\"callout {_attr(callout.kind)}\" role=\"note\">"
         f"<p class=\"title\">{escape(callout.title)}</p>{body}</div>"
     )
 
@@ -152,7 +180,8 @@ def _block(block: Block) -> str:
 def _section(section: Section) -> str:
     blocks = "\n".join(_block(b) for b in section.blocks)
     return (
-        f"<section id=\"{escape(section.key)}\">\n<h2>{escape(section.title)}</h2>\n"
+        f"<section id=\"{_attr(section.key)}\">\n"
+        f"<h2>{escape(section.title)}</h2>\n"
         f"{blocks}\n</section>"
     )
 
@@ -160,7 +189,7 @@ def _section(section: Section) -> str:
 def render_html(document: Document) -> str:
     """The complete HTML page (UTF-8 text) of ``document``."""
     toc = "".join(
-        f"<li><a href=\"#{escape(s.key)}\">{escape(s.title)}</a></li>" for s in document.sections
+        f"<li><a href=\"#{_attr(s.key)}\">{escape(s.title)}</a></li>" for s in document.sections
     )
     header = "".join(f"<p>{escape(line)}</p>" for line in document.header)
     sections = "\n".join(_section(s) for s in document.sections)
@@ -168,7 +197,7 @@ def render_html(document: Document) -> str:
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>{escape(document.title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+        f"<title>{_attr(document.title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
         f"<main>\n<header class=\"report\"><h1>{escape(document.title)}</h1>{header}</header>\n"
         "<nav class=\"toc\" aria-label=\"contents\"><strong>Contents</strong>"
         f"<ol>{toc}</ol></nav>\n"

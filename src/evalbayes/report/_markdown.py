@@ -10,6 +10,7 @@ fence longer than any backtick run inside it, where nothing is interpreted.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from evalbayes.report._document import (
@@ -36,6 +37,9 @@ def escape_markdown(text: str) -> str:
     """Escape ``text`` so that Markdown shows it literally, on one line."""
     text = " ".join(str(text).splitlines())
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if not text.isascii():  # hidden characters (bidi overrides, zero-width) made visible
+        text = "".join(f"⟨U+{ord(ch):04X}⟩" if unicodedata.category(ch) in ("Cf", "Cc")
+                       else ch for ch in text)
     return _SPECIAL.sub(r"\\\1", text)
 
 

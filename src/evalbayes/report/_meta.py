@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from evalbayes.io._json import DuplicateKeyError, loads
+from evalbayes.io._sources import check_regular
+
 __all__ = ["MAX_META_BYTES", "ProtocolMeta", "read_meta"]
 
 MAX_META_BYTES = 1_000_000
@@ -86,6 +89,7 @@ def read_meta(path: str | Path) -> ProtocolMeta:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such meta file")
+    check_regular(path)  # a FIFO would block
     if not path.is_file():
         raise ValueError(f"{path}: the meta file must be a file, not a directory")
     raw = path.read_bytes()
@@ -101,24 +105,35 @@ def read_meta(path: str | Path) -> ProtocolMeta:
     if not text.strip():
         raise ValueError(f"{path}: the meta file is empty")
     suffix = path.suffix.lower()
+    if suffix not in (".toml", ".json"):
+        return ProtocolMeta(source=str(path), kind="text", text=text.rstrip())
+    try:
+        rows = _parse_fields(path, text, suffix)
+    except RecursionError:
+        raise ValueError(f"{path}: the meta file is nested too deeply to read (state the "
+                         "harness and protocol in a few levels of fields)") from None
+    if not rows:
+        raise ValueError(f"{path}: the meta file states no field")
+    return ProtocolMeta(source=str(path), kind="table", rows=tuple(rows))
+
+
+def _parse_fields(path: Path, text: str, suffix: str) -> list[Any]:
+    """The flattened fields of a TOML or JSON meta file (duplicate JSON keys refused)."""
     if suffix == ".toml":
         try:
             mapping = tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
             raise ValueError(f"{path}: not valid TOML ({err})") from err
-    elif suffix == ".json":
+    else:
         try:
-            mapping = json.loads(text)
+            mapping = loads(text)
         except json.JSONDecodeError as err:
             raise ValueError(f"{path}: not valid JSON ({err})") from err
+        except DuplicateKeyError as err:
+            raise ValueError(f"{path}: {err}") from None
         if not isinstance(mapping, dict):
             raise ValueError(
                 f"{path}: the JSON meta file must hold an object of fields, got a "
                 f"{type(mapping).__name__}"
             )
-    else:
-        return ProtocolMeta(source=str(path), kind="text", text=text.rstrip())
-    rows = _flatten(mapping)
-    if not rows:
-        raise ValueError(f"{path}: the meta file states no field")
-    return ProtocolMeta(source=str(path), kind="table", rows=tuple(rows))
+    return list(_flatten(mapping))

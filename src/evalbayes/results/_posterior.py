@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evalbayes._core.files import write_bytes
 from evalbayes._core.intervals import credible_interval
 from evalbayes._core.names import (
     APPROXIMATION_KIND,
@@ -635,6 +636,11 @@ class Posterior(Rendered):
         The fingerprints (:mod:`evalbayes.results._fingerprint`) cover the draws, sample statistics,
         counts, coordinates, model configuration and sampler settings; :func:`evalbayes.load`
         refuses a file in which any of them changed.
+
+        The file is built in memory, then written to a temporary file beside ``path`` and
+        renamed over it (:func:`evalbayes._core.files.atomic_path`): a full disk, a file-size
+        limit or a kill during the write leaves the previous file as it was, never a truncated
+        one, and HDF5 never writes to the disk itself. Missing folders are created.
         """
         path = Path(path)
         if path.is_dir():
@@ -646,5 +652,14 @@ class Posterior(Rendered):
             groups, json.loads(tree.attrs["model_config"]), json.loads(tree.attrs["sampler"])
         )
         tree.attrs["fingerprint"] = json.dumps(fingerprint, sort_keys=True)
-        tree.to_netcdf(path, engine="h5netcdf")
-        return path
+        try:
+            view = tree.to_netcdf(engine="h5netcdf")  # in memory: a view of the file's bytes
+        except (ValueError, TypeError, UnicodeError) as err:
+            raise ValueError(f"{path}: the fit cannot be written as NetCDF ({err})") from err
+        # copied out and released at once: a view outliving its buffer crashes the
+        # interpreter when an exception later unwinds through here (measured: exit 139)
+        content = bytes(view)
+        if isinstance(view, memoryview):
+            view.release()
+        del view
+        return write_bytes(path, content)

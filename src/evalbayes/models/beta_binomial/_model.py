@@ -54,9 +54,9 @@ unseen ones, Ferguson 1973; :func:`~evalbayes.models._base.unseen_task_reference
 task's posterior mean ``E[f(p) | data]`` (the draws' mean of the conjugate
 :meth:`BetaBinomialModel.row_expectations`; :attr:`BetaBinomialModel.pairing_reference`):
 each system's interval is unchanged, differences are paired (Terminal-Bench top two: 1.62x
-the paired task bootstrap's width unpaired; ``benchmarks/validity/`` for the paired figures). ``"independent"``: the
-draws as they are. ``"bayesian-bootstrap"``: the bootstrap itself. Template:
-:meth:`Model.curve`, :func:`~evalbayes.models._base.couple_to_reference`.
+the paired task bootstrap's width unpaired; ``benchmarks/validity/`` for the paired
+figures). ``"independent"``: the draws as they are. ``"bayesian-bootstrap"``: the bootstrap
+itself. Template: :meth:`Model.curve`, :func:`~evalbayes.models._base.couple_to_reference`.
 """
 
 from __future__ import annotations
