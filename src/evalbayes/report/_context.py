@@ -142,9 +142,9 @@ def make_context(data: EvalData, posterior: Posterior, seed: int) -> ReportConte
         ci_prob=CI_PROB,
     )
     curves = {
-        (metric, estimand): posterior.curve(metric, list(ks), estimand=estimand)
-        for metric in METRICS
+        (metric, estimand): draws
         for estimand in posterior.model.estimands()
+        for metric, draws in posterior.curves(METRICS, list(ks), estimand=estimand).items()
     }
     return ReportContext(
         data=data, posterior=posterior, crosscheck=check, ks=ks, curves=curves, seed=seed
