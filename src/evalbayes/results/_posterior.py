@@ -580,9 +580,11 @@ class Posterior(Rendered):
                 rep_stat = rep_values[:, s, obs_mask] / n[s][obs_mask]
             observed_hist = np.histogram(obs_stat, bins=edges)[0]
             idx = np.clip(np.digitize(rep_stat, edges) - 1, 0, len(edges) - 2)
-            rep_hist = np.stack(
-                [np.bincount(row, minlength=len(edges) - 1) for row in idx]
-            )
+            # one histogram per replicate: bin b of replicate r counted at r * bins + b
+            bins = len(edges) - 1
+            offset = (np.arange(idx.shape[0]) * bins)[:, None]
+            rep_hist = np.bincount((idx + offset).ravel(), minlength=idx.shape[0] * bins)
+            rep_hist = rep_hist.reshape(idx.shape[0], bins)
             lower = np.quantile(rep_hist, (1 - ci_prob) / 2, axis=0)
             upper = np.quantile(rep_hist, (1 + ci_prob) / 2, axis=0)
             for j, label in enumerate(labels):
