@@ -588,7 +588,43 @@ class Model(ABC):
                     values, bootstrap
                 )
         else:
-            values = self._tasks_curve(posterior, data, k, metric, per_task, seed)
+            values = self._tasks_curves(posterior, data, k, (metric,), per_task, seed)[metric]
+        return self._curve_array(posterior, data, k, values, per_task, metric)
+
+    def curves(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metrics: tuple[str, ...],
+        estimand: str,
+        seed: int = 0,
+    ) -> dict[str, xr.DataArray]:
+        """:meth:`curve` of several metrics at once, ``metric -> (chain, draw, system, k)``.
+
+        The "tasks" estimand of every metric comes from one set of rate draws
+        (:meth:`_tasks_curves`: pass@k and pass^k are two functions of the same latent
+        rates), and each metric's draws are those :meth:`curve` gives for it alone with the
+        same seed; other estimands are :meth:`curve` per metric.
+        """
+        metrics = tuple(dict.fromkeys(check_metric(m) for m in metrics))
+        if estimand != "tasks" or len(metrics) < 2:
+            return {m: self.curve(posterior, data, k, m, estimand, False, seed) for m in metrics}
+        check_estimand(estimand, self.estimands(), self.description)
+        k = check_k(k)
+        values = self._tasks_curves(posterior, data, k, metrics, False, seed)
+        return {m: self._curve_array(posterior, data, k, values[m], False, m) for m in metrics}
+
+    @staticmethod
+    def _curve_array(
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        values: np.ndarray,
+        per_task: bool,
+        metric: str,
+    ) -> xr.DataArray:
+        """Label curve draws with the fit's chains, draws, systems[, tasks] and k."""
         dims = ("chain", "draw", "system", "task", "k") if per_task else (
             "chain", "draw", "system", "k"
         )
@@ -602,6 +638,52 @@ class Model(ABC):
             coords["task"] = data.dataset["task"].values
         return xr.DataArray(values, dims=dims, coords=coords, name=metric)
 
+    def _tasks_curves(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metrics: tuple[str, ...],
+        per_task: bool,
+        seed: int,
+        weights: np.ndarray | None = None,
+    ) -> dict[str, np.ndarray]:
+        """Each system's average of ``f(p)`` over its observed tasks, per draw, for every
+        metric from the same draws of :meth:`rates`; with ``weights`` (chain, draw, task) a
+        weighted average (the Bayesian bootstrap). Models with a faster exact route override
+        it (the NumPy path stays :meth:`_tasks_curve`)."""
+        observed = data.n.values > 0
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        n_sys, n_task = observed.shape
+        shape = ((chains, draws, n_sys, n_task, len(k)) if per_task
+                 else (chains, draws, n_sys, len(k)))
+        out = {m: np.full(shape, np.nan) if per_task else np.zeros(shape) for m in metrics}
+        for tasks in task_chunks(chains * draws, n_sys, n_task):
+            p = self.rates(posterior, data, seed, tasks)
+            seen = observed[:, tasks]
+            for metric in metrics:
+                # log(1 - p) (pass@k) or log p (pass^k) once per chunk, then one exp per k.
+                with np.errstate(divide="ignore"):
+                    log_base = np.log1p(-p) if metric == "pass@k" else np.log(p)
+                for j, kj in enumerate(k):
+                    scaled = kj * log_base
+                    f = -np.expm1(scaled) if metric == "pass@k" else np.exp(scaled)
+                    if per_task:
+                        out[metric][:, :, :, tasks, j] = np.where(seen, f, np.nan)
+                    elif weights is None:
+                        out[metric][..., j] += np.einsum("cdst,st->cds", f, seen.astype(float))
+                    else:
+                        out[metric][..., j] += np.einsum(
+                            "cdst,st,cdt->cds", f, seen.astype(float), weights[:, :, tasks]
+                        )
+        if per_task:
+            return out
+        if weights is None:
+            total = observed.sum(axis=1)[None, None, :, None]
+        else:
+            total = np.einsum("st,cdt->cds", observed.astype(float), weights)[..., None]
+        return {m: values / total for m, values in out.items()}
+
     def _tasks_curve(
         self,
         posterior: xr.Dataset,
@@ -612,37 +694,11 @@ class Model(ABC):
         seed: int,
         weights: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Each system's average of ``f(p)`` over its observed tasks, per draw; with
-        ``weights`` (chain, draw, task) a weighted average (the Bayesian bootstrap)."""
-        observed = data.n.values > 0
-        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
-        n_sys, n_task = observed.shape
-        if per_task:
-            out = np.full((chains, draws, n_sys, n_task, len(k)), np.nan)
-        else:
-            out = np.zeros((chains, draws, n_sys, len(k)))
-        for tasks in task_chunks(chains * draws, n_sys, n_task):
-            p = self.rates(posterior, data, seed, tasks)
-            seen = observed[:, tasks]
-            # log(1 - p) (pass@k) or log p (pass^k) once per chunk, then one exp per k.
-            with np.errstate(divide="ignore"):
-                log_base = np.log1p(-p) if metric == "pass@k" else np.log(p)
-            for j, kj in enumerate(k):
-                scaled = kj * log_base
-                f = -np.expm1(scaled) if metric == "pass@k" else np.exp(scaled)
-                if per_task:
-                    out[:, :, :, tasks, j] = np.where(seen, f, np.nan)
-                elif weights is None:
-                    out[..., j] += np.einsum("cdst,st->cds", f, seen.astype(float))
-                else:
-                    out[..., j] += np.einsum(
-                        "cdst,st,cdt->cds", f, seen.astype(float), weights[:, :, tasks]
-                    )
-        if per_task:
-            return out
-        if weights is None:
-            return out / observed.sum(axis=1)[None, None, :, None]
-        return out / np.einsum("st,cdt->cds", observed.astype(float), weights)[..., None]
+        """The NumPy path of :meth:`_tasks_curves` for one metric (from :meth:`rates`, whatever
+        a model overrides): the Bayesian bootstrap's route and the reference of the faster
+        ones."""
+        return Model._tasks_curves(self, posterior, data, k, (metric,), per_task, seed,
+                                   weights)[metric]
 
     def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray:
         """Draws of every cell's success probability, dims ``(chain, draw, system, task)``."""

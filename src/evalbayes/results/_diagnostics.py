@@ -173,10 +173,19 @@ def convergence_diagnostics(
         problems=tuple(problems),
     )
     if warn and problems:
-        warnings.warn(
-            "the fit did not converge: " + "; ".join(problems) + ". Run longer chains "
-            "(--draws/--tune), raise target_accept, or reparameterise before trusting it.",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
+        warn_unconverged(result, stacklevel=4)
     return result
+
+
+def warn_unconverged(diagnostics: Diagnostics, stacklevel: int = 3) -> None:
+    """The :class:`ConvergenceWarning` of :func:`convergence_diagnostics` for a result that
+    failed (nothing when it passed); ``stacklevel`` as :func:`warnings.warn` counts from the
+    caller of this function."""
+    if diagnostics.problems:
+        warnings.warn(
+            "the fit did not converge: " + "; ".join(diagnostics.problems) + ". Run longer "
+            "chains (--draws/--tune), raise target_accept, or reparameterise before trusting "
+            "it.",
+            ConvergenceWarning,
+            stacklevel=stacklevel,
+        )

@@ -23,7 +23,7 @@ import html
 import itertools
 import json
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -49,7 +49,12 @@ from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, config_hash
 from evalbayes.io import OneTaskWarning
 from evalbayes.metrics._attempts import g_pass_m
-from evalbayes.results._diagnostics import ConvergenceWarning, Diagnostics, convergence_diagnostics
+from evalbayes.results._diagnostics import (
+    ConvergenceWarning,
+    Diagnostics,
+    convergence_diagnostics,
+    warn_unconverged,
+)
 from evalbayes.results._extrapolation import extrapolated
 from evalbayes.results._fingerprint import fit_fingerprint
 
@@ -155,6 +160,10 @@ class Posterior(Rendered):
     data: EvalData
     sampler: SamplerConfig
     tree: xr.DataTree
+    #: derived numbers computed once per fit (curve draws, diagnostics): a posterior is
+    #: immutable and every Monte Carlo step is seeded, so a second request gives the same
+    #: numbers without recomputing them
+    _memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -308,6 +317,24 @@ class Posterior(Rendered):
             on observed repeats; plots draw that stretch hatched and tables mark it.
         """
         metric = check_metric(metric)
+        if per_task:  # (chain, draw, system, task, k): large, so never kept
+            out = self.model.curve(self.posterior, self.data, check_k(k), metric, estimand,
+                                   per_task, seed=self.sampler.seed)
+            return self._label_curve(out, metric, estimand)
+        return self.curves((metric,), k, estimand=estimand)[metric]
+
+    def curves(
+        self, metrics: Any, k: Any, *, estimand: str = "tasks"
+    ) -> dict[str, xr.DataArray]:
+        """:meth:`curve` of several metrics, ``metric -> (chain, draw, system, k)`` draws.
+
+        The "tasks" draws of every metric come from one set of latent-rate draws where the
+        model allows (pass@k and pass^k are two functions of the same rates), and each metric's
+        draws are exactly those :meth:`curve` gives for it. Draws are computed once per fit,
+        metric, k and estimand, and reused (as copies) by later calls.
+        """
+        metrics = tuple(dict.fromkeys(check_metric(m) for m in (
+            [metrics] if isinstance(metrics, str) else metrics)))
         ks = check_k(k)
         if estimand == "population" and self.one_task_systems():
             warnings.warn(
@@ -316,11 +343,24 @@ class Posterior(Rendered):
                 "reflects the prior, not tasks like these (add tasks, or use "
                 "estimand='tasks')",
                 OneTaskWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-        out = self.model.curve(
-            self.posterior, self.data, ks, metric, estimand, per_task, seed=self.sampler.seed
-        )
+        key = (tuple(ks.tolist()), estimand)
+        missing = tuple(m for m in metrics if ("curve", m, *key) not in self._memo)
+        if missing:
+            if hasattr(self.model, "curves"):
+                computed = self.model.curves(self.posterior, self.data, ks, missing, estimand,
+                                             seed=self.sampler.seed)
+            else:  # a model with the FittedModel protocol's curve only
+                computed = {m: self.model.curve(self.posterior, self.data, ks, m, estimand,
+                                                False, seed=self.sampler.seed)
+                            for m in missing}
+            for m in missing:
+                self._memo[("curve", m, *key)] = self._label_curve(computed[m], m, estimand)
+        return {m: self._memo[("curve", m, *key)].copy() for m in metrics}
+
+    def _label_curve(self, out: xr.DataArray, metric: str, estimand: str) -> xr.DataArray:
+        """Name, ``extrapolated`` flags and attrs of a model's curve draws."""
         out.name = metric
         if "system" in out.dims:
             flags = extrapolated(self.data, out["k"].values).sel(system=out["system"].values)
@@ -445,13 +485,16 @@ class Posterior(Rendered):
         ``g-pass@k (m=M)``.
         """
         estimands = estimands or self.model.estimands()
+        curves = {(metric, estimand): draws
+                  for estimand in estimands
+                  for metric, draws in self.curves(metrics, k, estimand=estimand).items()}
         frames = []
         for metric in metrics:
             for estimand in estimands:
                 if metric == "g-pass@k":
                     draws = self.g_pass_at_k(k, m, tau=tau, estimand=estimand)
                 else:
-                    draws = self.curve(metric, k, estimand=estimand)
+                    draws = curves[(metric, estimand)]
                 lower, upper = credible_interval(draws, ci_prob, kind)
                 frame = xr.Dataset(
                     {
@@ -554,9 +597,14 @@ class Posterior(Rendered):
                     UserWarning,
                     stacklevel=2,
                 )
-        return convergence_diagnostics(
-            self.posterior, self.sample_stats, warn=warn and not self.approximate
-        )
+        if "diagnostics" not in self._memo:  # R-hat and ESS of every parameter: once per fit
+            self._memo["diagnostics"] = convergence_diagnostics(
+                self.posterior, self.sample_stats, warn=False
+            )
+        result = self._memo["diagnostics"]
+        if warn and not self.approximate:
+            warn_unconverged(result, stacklevel=3)
+        return result
 
     def posterior_predictive(
         self, seed: int = 0, *, random_seed: int | Unset = UNSET
@@ -608,9 +656,11 @@ class Posterior(Rendered):
                 rep_stat = rep_values[:, s, obs_mask] / n[s][obs_mask]
             observed_hist = np.histogram(obs_stat, bins=edges)[0]
             idx = np.clip(np.digitize(rep_stat, edges) - 1, 0, len(edges) - 2)
-            rep_hist = np.stack(
-                [np.bincount(row, minlength=len(edges) - 1) for row in idx]
-            )
+            # one histogram per replicate: bin b of replicate r counted at r * bins + b
+            bins = len(edges) - 1
+            offset = (np.arange(idx.shape[0]) * bins)[:, None]
+            rep_hist = np.bincount((idx + offset).ravel(), minlength=idx.shape[0] * bins)
+            rep_hist = rep_hist.reshape(idx.shape[0], bins)
             lower = np.quantile(rep_hist, (1 - ci_prob) / 2, axis=0)
             upper = np.quantile(rep_hist, (1 + ci_prob) / 2, axis=0)
             for j, label in enumerate(labels):

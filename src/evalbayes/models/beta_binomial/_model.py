@@ -457,41 +457,41 @@ class BetaBinomialModel(Model):
         kappa = posterior["kappa"].transpose("chain", "draw", "system").values
         return kappa * expit(x), kappa * expit(-x)
 
-    def _tasks_curve(
+    def _tasks_curves(
         self,
         posterior: xr.Dataset,
         data: EvalData,
         k: np.ndarray,
-        metric: str,
+        metrics: tuple[str, ...],
         per_task: bool,
         seed: int,
         weights: np.ndarray | None = None,
-    ) -> np.ndarray:
+    ) -> dict[str, np.ndarray]:
         """The "tasks" estimand; large partial-pooling grids go to the compiled kernel.
 
         With ``pooling="partial"``, no per-task output and at least
         :data:`FAST_CURVE_MIN_TASK_DRAWS` (draws x observed cells), the task average is drawn
-        by :func:`~._tasks_curve.tasks_curve_fast`: the same exact conjugate draws of
+        by :func:`~._tasks_curve.tasks_curves_fast`: the same exact conjugate draws of
         every rate, fused into one compiled pass (no rates array; 14x faster on 4000 draws x
         100 systems x 500 tasks x 11 k on an idle 2-core machine, ``benchmarks/speed/scale.md``),
-        from its own per-(draw, system) streams. Smaller grids keep the NumPy path, which needs
-        no compilation (the kernel's first use compiles for several seconds, then comes from
-        numba's on-disk cache). Task ``weights`` (the population's Bayesian bootstrap) take
-        the NumPy path.
+        from its own per-(draw, system) streams, pass@k and pass^k from the same rate draws.
+        Smaller grids keep the NumPy path, which needs no compilation (the kernel's first use
+        compiles for several seconds, then comes from numba's on-disk cache). Task
+        ``weights`` (the population's Bayesian bootstrap) take the NumPy path.
         """
         chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
         size = chains * draws * int((data.n.values > 0).sum())
         if (per_task or weights is not None or self.pooling != "partial"
                 or size < FAST_CURVE_MIN_TASK_DRAWS):
-            return super()._tasks_curve(posterior, data, k, metric, per_task, seed, weights)
+            return super()._tasks_curves(posterior, data, k, metrics, per_task, seed, weights)
         from evalbayes.models.beta_binomial._tasks_curve import (
-            tasks_curve_fast,  # numba: imported when needed
+            tasks_curves_fast,  # numba: imported when needed
         )
 
         a, b = self._ab(posterior)
         cells = _unique_cells(data)
-        return tasks_curve_fast(a, b, cells.system, cells.n, cells.c, cells.weight, k, metric,
-                                seed)
+        return tasks_curves_fast(a, b, cells.system, cells.n, cells.c, cells.weight, k,
+                                 metrics, seed)
 
     def rates(
         self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice

@@ -561,18 +561,69 @@ class RateGridModel(RateGridBase):
             post = np.exp(post - post.max(axis=-1, keepdims=True))
             cdf = np.cumsum(post, axis=-1)
             cdf /= cdf[..., -1:]
-            width = max(1, _WORK // max(1, chains * draws * support))
-            for j in range(0, len(inverse), width):
-                cells = slice(j, j + width)
-                rows = cdf[:, :, inverse[cells], :]
-                node = (rows < u[:, :, s, cells, None]).sum(axis=-1)
-                out[:, :, s, cells] = grid[np.minimum(node, support - 1)]
+            # each cell's node: how many of its row's cdf values lie below its uniform
+            first = (np.arange(chains * draws)[:, None] * len(unique) + inverse) * support
+            node = _count_below(cdf.reshape(-1), first,
+                                u[:, :, s].reshape(chains * draws, -1), support)
+            out[:, :, s] = grid[np.minimum(node, support - 1)].reshape(chains, draws, -1)
         pi0 = self._pi0(posterior)
         if pi0 is not None:
             prob = expit(self._broken_log_odds(log_g, pi0, data, slice(start, stop)))
             broken = np.random.default_rng([int(seed), 13, start]).random(prob.shape) < prob
             out = np.where(broken[..., None, :], 0.0, out)
         return out
+
+    def _tasks_curves(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metrics: tuple[str, ...],
+        per_task: bool,
+        seed: int,
+        weights: np.ndarray | None = None,
+    ) -> dict[str, np.ndarray]:
+        """The "tasks" estimand from how many of each row's cells fall on each node.
+
+        Given a draw of ``g_s``, the rates of the ``w`` cells that share a distinct
+        ``(system, n, c)`` row are independent draws from the row's exact conditional
+        ``P(p_j | n, c) proportional to g_s(p_j) Binomial(c | n, p_j)`` (:meth:`rates`), so
+        the numbers of them on each node are ``N ~ Multinomial(w, P(. | n, c))`` and a
+        system's task average is ``sum over its rows of sum_j N_j f(p_j)``, divided by its
+        tasks: the same posterior as drawing every cell's rate (one categorical per cell and
+        draw), at the cost of one multinomial per row and draw, and one set of draws for
+        every metric and k (Johnson, Kotz & Balakrishnan 1997, *Discrete Multivariate
+        Distributions*, ch. 35: the counts of iid categorical draws). Its Monte Carlo
+        stream is its own (``[seed, 17]``). Per-task draws, the Bayesian bootstrap's task
+        weights and fits with broken tasks (a task's cells share one broken indicator) take
+        the per-cell draws of :meth:`rates`.
+        """
+        if per_task or weights is not None or self._pi0(posterior) is not None:
+            return super()._tasks_curves(posterior, data, k, metrics, per_task, seed, weights)
+        log_g = self.log_weights(posterior)
+        grid = self.rates_grid
+        rows, row_of_cell = _row_table(data.n.values, data.c.values)
+        cells = np.bincount(row_of_cell[row_of_cell >= 0], minlength=len(rows))
+        loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], grid)
+        values = {m: prob_curve(grid, np.asarray(k, dtype=float), check_metric(m))
+                  for m in metrics}  # (support, K): f at the nodes
+        chains, draws, n_sys, support = log_g.shape
+        # rows -> systems (rows are sorted by system), as a matrix for one product per block
+        owner = np.zeros((len(rows), n_sys))
+        owner[np.arange(len(rows)), rows[:, 0]] = 1.0
+        sums = {m: np.zeros((chains, draws, n_sys, len(k))) for m in metrics}
+        rng = np.random.default_rng([int(seed), 17])
+        width = max(1, _WORK // max(1, chains * draws * support))
+        for start in range(0, len(rows), width):
+            block = slice(start, start + width)
+            post = log_g[:, :, rows[block, 0], :] + loglik[block]
+            post = np.exp(post - post.max(axis=-1, keepdims=True))
+            post /= post.sum(axis=-1, keepdims=True)
+            counts = rng.multinomial(cells[block], post).astype(float)  # (c, d, rows, support)
+            for m in metrics:
+                sums[m] += np.einsum("cdrk,rs->cdsk", counts @ values[m], owner[block])
+        tasks = (data.n.values > 0).sum(axis=1)[None, None, :, None]
+        return {m: sums[m] / tasks for m in metrics}
 
     def population_curve(
         self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
@@ -671,6 +722,20 @@ class RateGridModel(RateGridBase):
         cell_ll_of = self._cell_ll_of(log_g, data.n.values, data.c.values)
         return task_log_likelihood(cell_ll_of, self._pi0(posterior),
                                    data.n.values, data.c.values, log_g.shape[:2])
+
+
+def _count_below(values: np.ndarray, first: np.ndarray, u: np.ndarray, size: int) -> np.ndarray:
+    """``#{j < size : values[first + j] < u}`` elementwise, for nondecreasing runs ``values[first
+    : first + size]`` (cumulative sums): a binary search in every run at once, ``log2(size)``
+    gathers per element instead of ``size`` comparisons, with the same comparisons' answer."""
+    count = np.zeros(u.shape, dtype=np.int64)
+    step = 1 << (int(size).bit_length() - 1)
+    while step:
+        candidate = count + step
+        index = first + np.minimum(candidate, size) - 1
+        count = np.where((candidate <= size) & (values[index] < u), candidate, count)
+        step >>= 1
+    return count
 
 
 def _row_table(n: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
