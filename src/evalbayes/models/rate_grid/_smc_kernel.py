@@ -19,11 +19,13 @@ multivariate Student-t ``T(x) = t_nu(x | mu, Sigma)`` fitted to the particle clo
 scale from its conditional, ``s | x ~ InvGamma((nu + D) / 2, (nu + q(x)) / 2)`` with
 ``q(x) = (x - mu)' Sigma^-1 (x - mu)``, then takes one elliptical slice sampling step
 (I. Murray, R. P. Adams and D. J. C. MacKay, "Elliptical slice sampling", *AISTATS* 2010)
-with prior ``N(mu, s Sigma)`` and likelihood ``h(x) = pi_beta(x) / N(x | mu, s Sigma)``:
+with prior ``N(mu, s Sigma)`` and likelihood ``h(x) = pi_beta(x) / T(x)``:
 
-    log h(x) = beta log L(x) - |x|^2 / (2 prior_sd^2) + q(x) / (2 s) + const.
+    log h(x) = beta log L(x) - |x|^2 / (2 prior_sd^2) + (nu + D) / 2 log(1 + q(x) / nu) + const.
 
-Both steps leave the joint of ``(x, s)`` invariant, hence ``pi_beta``; the step always moves
+Both are Gibbs steps on the joint ``pi_beta(x) T(x, s) / T(x)`` of ``(x, s)`` (whose
+conditional of ``x`` given ``s`` is ``h(x) N(x | mu, s Sigma)``), so they leave ``pi_beta``
+invariant; the step always moves
 (the slice shrinks towards the current point, which is on it), so no proposal is wasted on a
 rejection. On the ellipse ``x(theta) = mu + (x - mu) cos theta + v sin theta`` the logits are
 ``Q mu + Q (x - mu) cos theta + Q v sin theta``: three products per sweep, not one per
@@ -121,6 +123,7 @@ def move(x: np.ndarray, ll: np.ndarray, beta: float, prior_sd: float, mu: np.nda
     support = basis.shape[0]
     total_w = row_w.sum()
     prec = 1.0 / (prior_sd * prior_sd)
+    half_dof_d = 0.5 * (dof + dim)
     g = np.empty(support)
     logits = np.empty(support)
     l_mu = basis @ mu
@@ -156,7 +159,8 @@ def move(x: np.ndarray, ll: np.ndarray, beta: float, prior_sd: float, mu: np.nda
             sq = 0.0
             for a in range(dim):
                 sq += x[i, a] * x[i, a]
-            log_y = beta * ll[i] - 0.5 * prec * sq + 0.5 * q / s + math.log(np.random.random())
+            log_y = (beta * ll[i] - 0.5 * prec * sq + half_dof_d * math.log1p(q / dof)
+                     + math.log(np.random.random()))
             for j in range(support):
                 acc_d = 0.0
                 acc_v = 0.0
@@ -183,7 +187,7 @@ def move(x: np.ndarray, ll: np.ndarray, beta: float, prior_sd: float, mu: np.nda
                 llp = _loglik(logits, row_start, pair_node, pair_lik, pair_ll, row_w,
                               total_w, g)
                 evals += 1
-                if beta * llp - 0.5 * prec * sq + 0.5 * qp / s > log_y:
+                if beta * llp - 0.5 * prec * sq + half_dof_d * math.log1p(qp / dof) > log_y:
                     for a in range(dim):
                         x[i, a] = xp[a]
                     ll[i] = llp
