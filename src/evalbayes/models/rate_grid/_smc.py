@@ -27,6 +27,7 @@ below ``P``. A system that misses the bars (R-hat <= 1.01, bulk and tail ESS >= 
 further sweeps at ``beta = 1`` (``extra_moves`` at a time, at most ``max_extra_rounds``
 times); the fit's diagnostics then report (and warn about) whatever is left.
 
+Systems run on a thread pool (one thread per core): the kernels release the GIL.
 Random streams: each system's generator is ``SeedSequence([seed, h])`` with ``h`` the
 64-bit BLAKE2b hash of the system's label, so a system's draws depend on the seed and its
 own label and data only: fitting a subset of the systems gives those systems the same draws.
@@ -35,7 +36,9 @@ own label and data only: fitting a subset of the systems gives those systems the
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -223,8 +226,17 @@ def smc_posterior(rows: Sequence[SystemRows], labels: Sequence[object], basis: n
     """Every system's SMC run: ``posterior`` (``coef``, dims chain, draw, system, term) and
     ``sample_stats`` (per system: ``smc_stages``, ``smc_extra_rounds``,
     ``smc_likelihood_evaluations``, ``log_marginal_likelihood``, ``smc_passed``)."""
-    fits = [smc_system(r, basis, prior_sd, chains, draws, system_seed(seed, label), settings)
-            for r, label in zip(rows, labels, strict=True)]
+    def run(item: tuple[SystemRows, object]) -> SystemFit:
+        return smc_system(item[0], basis, prior_sd, chains, draws, system_seed(seed, item[1]),
+                          settings)
+
+    items = list(zip(rows, labels, strict=True))
+    workers = min(len(items), os.cpu_count() or 1)
+    if workers > 1:  # the kernels release the GIL; each system's numbers are its own
+        with ThreadPoolExecutor(workers) as pool:
+            fits = list(pool.map(run, items))
+    else:
+        fits = [run(item) for item in items]
     coef = np.stack([f.coef.reshape(chains, draws, -1) for f in fits], axis=2)
     posterior = xr.Dataset(
         {"coef": (("chain", "draw", "system", "term"), coef)},
