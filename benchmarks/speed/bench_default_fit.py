@@ -26,6 +26,7 @@ the timing). Run::
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import resource
 import subprocess
@@ -83,7 +84,7 @@ def agreement(smc_path: Path, nuts_path: Path) -> dict[str, float]:
         out[f"{estimand} sd ratio max"] = float(ratio.max())
         order = np.argsort(b.sel(k=1).mean(("chain", "draw")).values)
         worst = 0.0
-        for lo, hi in zip(order[:-1], order[1:], strict=True):
+        for lo, hi in itertools.pairwise(order):
             p_smc = float((a.sel(k=1).isel(system=hi) > a.sel(k=1).isel(system=lo)).mean())
             p_nuts = float((b.sel(k=1).isel(system=hi) > b.sel(k=1).isel(system=lo)).mean())
             worst = max(worst, abs(p_smc - p_nuts))
