@@ -26,7 +26,10 @@ the tails its own weight, which the ``n`` trials constrain only through ``c = 0`
 This is Efron's g-modeling (B. Efron, "Empirical Bayes deconvolution
 estimates", *Biometrika* 103, 2016, 1-20: a discrete prior on a grid with an exponential
 family of log-weights spanned by a smooth basis, there fitted by penalised maximum
-likelihood) with the penalty read as a Normal prior and the coefficients sampled by NUTS.
+likelihood) with the penalty read as a Normal prior and the coefficients sampled: by default
+by tempered sequential Monte Carlo, one system at a time (the systems are independent a
+posteriori without broken tasks; :mod:`~evalbayes.models.rate_grid._smc`), by NUTS with
+``method="nutpie"`` (the reference) and with broken tasks, which couple the systems.
 
 Why: the Beta of :class:`~evalbayes.models.beta_binomial.BetaBinomialModel` and a
 logit-normal of task effects (the retired task-effects model) fix the shape of the
