@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from evalbayes.results._diagnostics import ess_bulk, ess_tail, rank_rhat
+from evalbayes.results._diagnostics import ess_bulk, ess_tail, rank_rhat, rhat_ess
 
 
 def _draws(kind: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -39,3 +39,12 @@ def test_numpy_diagnostics_match_arviz(kind, shape):
         assert ours.shape == ref.shape
         assert np.array_equal(np.isnan(ours), np.isnan(ref))
         assert np.allclose(ours, ref, rtol=1e-8, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("kind", ["iid", "ar1", "ties", "shifted"])
+def test_rhat_ess_together_equal_each_alone(kind):
+    x = _draws(kind, (4, 200, 3))
+    rhat, bulk, tail = rhat_ess(x)
+    assert np.array_equal(rhat, rank_rhat(x), equal_nan=True)
+    assert np.array_equal(bulk, ess_bulk(x), equal_nan=True)
+    assert np.array_equal(tail, ess_tail(x), equal_nan=True)

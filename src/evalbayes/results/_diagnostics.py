@@ -43,6 +43,7 @@ __all__ = [
     "ess_bulk",
     "ess_tail",
     "rank_rhat",
+    "rhat_ess",
 ]
 
 RHAT_MAX = 1.01
@@ -143,9 +144,15 @@ def _split(values: np.ndarray) -> np.ndarray:
 def _z_scale(values: np.ndarray) -> np.ndarray:
     """Normal scores of the average ranks over each column's chains and draws (Blom)."""
     cols, chains, draws = values.shape
-    flat = values.reshape(cols, chains * draws)
-    rank = stats.rankdata(flat, method="average", axis=1)
     size = chains * draws
+    flat = values.reshape(cols, size)
+    # ranks from one sort; columns with ties get scipy's average ranks
+    order = np.argsort(flat, axis=1)
+    rank = np.empty(flat.shape)
+    np.put_along_axis(rank, order, np.arange(1.0, size + 1.0)[None, :], axis=1)
+    tied = (np.diff(np.take_along_axis(flat, order, axis=1), axis=1) == 0).any(axis=1)
+    if tied.any():
+        rank[tied] = stats.rankdata(flat[tied], method="average", axis=1)
     return ndtri((rank - 0.375) / (size + 0.25)).reshape(values.shape)  # norm.ppf's kernel
 
 
@@ -170,6 +177,25 @@ def rank_rhat(values: np.ndarray) -> np.ndarray:
     folded = np.abs(split - np.median(split.reshape(len(split), -1), axis=1)[:, None, None])
     tail = _rhat_classic(_z_scale(folded))
     return np.maximum(bulk, tail).reshape(rest)
+
+
+def rhat_ess(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`rank_rhat`, :func:`ess_bulk` and :func:`ess_tail` of draws ``(chain, draw,
+    *rest)`` together (the bulk's rank normalisation computed once)."""
+    values = np.asarray(values, dtype=float)
+    rest = values.shape[2:]
+    if values.shape[1] < 4:
+        nan = np.full(rest, np.nan)
+        return nan, nan, nan
+    split = _split(_columns(values))
+    z = _z_scale(split)
+    bulk = _ess(z).reshape(rest)
+    tail = ess_tail(values)
+    if values.shape[0] < 2:
+        return np.full(rest, np.nan), bulk, tail
+    folded = np.abs(split - np.median(split.reshape(len(split), -1), axis=1)[:, None, None])
+    rhat = np.maximum(_rhat_classic(z), _rhat_classic(_z_scale(folded))).reshape(rest)
+    return rhat, bulk, tail
 
 
 def _ess(values: np.ndarray) -> np.ndarray:
@@ -246,9 +272,7 @@ def _per_parameter(posterior: xr.Dataset) -> pd.DataFrame:
     rows = []
     for name in posterior.data_vars:
         draws = posterior[name].transpose("chain", "draw", ...).values
-        r = np.atleast_1d(rank_rhat(draws))
-        eb = np.atleast_1d(ess_bulk(draws))
-        et = np.atleast_1d(ess_tail(draws))
+        r, eb, et = (np.atleast_1d(v) for v in rhat_ess(draws))
         labels = _labels(posterior[name])
         for i, label in enumerate(labels):
             rows.append(

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from evalbayes.results._diagnostics import ESS_MIN, RHAT_MAX, ess_bulk, ess_tail, rank_rhat
+from evalbayes.results._diagnostics import ESS_MIN, RHAT_MAX, rhat_ess
 
 __all__ = ["SMCSettings", "SystemRows", "smc_posterior", "smc_system", "system_seed"]
 
@@ -176,9 +176,10 @@ def _bars_met(coef: np.ndarray, chains: int) -> bool:
     draws = coef.reshape(chains, -1, coef.shape[1])
     if draws.shape[1] < 4:
         return True
-    if chains >= 2 and not np.nanmax(rank_rhat(draws)) <= RHAT_MAX:
+    rhat, bulk, tail = rhat_ess(draws)
+    if chains >= 2 and not np.nanmax(rhat) <= RHAT_MAX:
         return False
-    return bool(np.nanmin(ess_bulk(draws)) >= ESS_MIN and np.nanmin(ess_tail(draws)) >= ESS_MIN)
+    return bool(np.nanmin(bulk) >= ESS_MIN and np.nanmin(tail) >= ESS_MIN)
 
 
 def smc_system(rows: SystemRows, basis: np.ndarray, prior_sd: float, chains: int, draws: int,
