@@ -28,6 +28,7 @@ __all__ = [
     "MCMC_METHODS",
     "METHODS",
     "METRICS",
+    "NUTS_METHODS",
     "POPULATIONS",
     "SAMPLER_DEFAULTS",
     "SAMPLE_DIMS",
@@ -99,12 +100,16 @@ IntervalKind = Literal["eti", "hdi"]
 INTERVAL_KINDS: Final[tuple[str, ...]] = ("eti", "hdi")
 
 # ----------------------------------------------------------------------------- inference
-Method = Literal["nutpie", "pymc", "numpyro", "exact", "advi", "pathfinder", "laplace"]
+Method = Literal["nutpie", "pymc", "numpyro", "smc", "exact", "advi", "pathfinder", "laplace"]
 METHODS: Final[tuple[str, ...]] = (
-    "nutpie", "pymc", "numpyro", "exact", "advi", "pathfinder", "laplace"
+    "nutpie", "pymc", "numpyro", "smc", "exact", "advi", "pathfinder", "laplace"
 )
-#: NUTS samplers, whose draws need convergence diagnostics.
-MCMC_METHODS: Final[tuple[str, ...]] = ("nutpie", "pymc", "numpyro")
+#: NUTS samplers: they need warm-up (``tune >= 1``) to adapt their step size.
+NUTS_METHODS: Final[tuple[str, ...]] = ("nutpie", "pymc", "numpyro")
+#: Monte Carlo samplers whose draws need convergence diagnostics (R-hat, ESS): NUTS, and the
+#: tempered sequential Monte Carlo of the rate grid (``"smc"``: particles split into
+#: pseudo-chains; it ignores ``tune`` and has no divergences).
+MCMC_METHODS: Final[tuple[str, ...]] = (*NUTS_METHODS, "smc")
 #: Approximate methods (variational, or a normal at the mode): intervals approximate,
 #: labelled so in every output.
 APPROXIMATE_METHODS: Final[tuple[str, ...]] = ("advi", "pathfinder", "laplace")

@@ -183,7 +183,7 @@ class Posterior(Rendered):
             keep = [
                 name
                 for name, var in stats.data_vars.items()
-                if var.dtype.kind in "biuf" and set(var.dims) <= {"chain", "draw"}
+                if var.dtype.kind in "biuf" and set(var.dims) <= {"chain", "draw", "system"}
             ]
             tree_groups["sample_stats"] = stats[keep]
         for name, ds in groups.items():

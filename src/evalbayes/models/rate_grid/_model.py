@@ -26,7 +26,10 @@ the tails its own weight, which the ``n`` trials constrain only through ``c = 0`
 This is Efron's g-modeling (B. Efron, "Empirical Bayes deconvolution
 estimates", *Biometrika* 103, 2016, 1-20: a discrete prior on a grid with an exponential
 family of log-weights spanned by a smooth basis, there fitted by penalised maximum
-likelihood) with the penalty read as a Normal prior and the coefficients sampled by NUTS.
+likelihood) with the penalty read as a Normal prior and the coefficients sampled: by default
+by tempered sequential Monte Carlo, one system at a time (the systems are independent a
+posteriori without broken tasks; :mod:`~evalbayes.models.rate_grid._smc`), by NUTS with
+``method="nutpie"`` (the reference) and with broken tasks, which couple the systems.
 
 Why: the Beta of :class:`~evalbayes.models.beta_binomial.BetaBinomialModel` and a
 logit-normal of task effects (the retired task-effects model) fix the shape of the
@@ -92,6 +95,7 @@ g_s(p_j) Binomial(c | n, p_j)``; ``f(p)`` is averaged over the system's tasks.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -102,6 +106,8 @@ from numpy.polynomial import legendre
 from scipy.special import expit, logsumexp
 
 from evalbayes._core.names import (
+    SAMPLER_DEFAULTS,
+    Method,
     check_count,
     check_metric,
     check_nonnegative,
@@ -126,6 +132,7 @@ from evalbayes.models.rate_grid._broken import (
     check_broken_prior,
     task_log_likelihood,
 )
+from evalbayes.models.rate_grid._smc import SystemRows, smc_posterior
 
 __all__ = ["RateGridBase", "RateGridModel", "grid_log_likelihood"]
 
@@ -270,13 +277,37 @@ class RateGridBase(Model):
 
     # ------------------------------------------------------------------ inference
     def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
-        """The template's NUTS run, after warning when every cell has at most one trial."""
+        """Sequential Monte Carlo per system (``method="smc"``, :mod:`._smc`) or the
+        template's NUTS run, after warning when every cell has at most one trial."""
         if data.n.values.max() <= 1:
             warnings.warn(_SINGLE_TRIAL_TEXT.format(name=self.name), UserWarning, stacklevel=4)
-        groups = super().sample(data, sampler)
+        if sampler.method == "smc":
+            groups = self._sample_smc(data, sampler)
+        else:
+            groups = super().sample(data, sampler)
         groups["posterior"] = groups["posterior"].assign_coords(
             term=np.arange(self.basis.shape[1])
         )
+        return groups
+
+    def _sample_smc(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        """Each system's coefficients by tempered SMC on its distinct ``(n, c)`` rows (their
+        ``(row, node)`` pairs pruned as in the graph), ``chains x draws`` particles split
+        into pseudo-chains (:func:`~._smc.smc_posterior`)."""
+        n, c = data.n.values, data.c.values
+        rows, row_of_cell = _row_table(n, c)
+        weight = np.bincount(row_of_cell[row_of_cell >= 0], minlength=len(rows))
+        loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
+        bounds = np.searchsorted(rows[:, 0], np.arange(n.shape[0] + 1))
+        per_system = [
+            SystemRows.from_loglik(loglik[lo:hi], weight[lo:hi], _PRUNE)
+            for lo, hi in itertools.pairwise(bounds)
+        ]
+        labels = data.dataset["system"].values
+        groups = smc_posterior(per_system, labels, self.basis, self.coef_prior,
+                               sampler.chains, sampler.draws, sampler.seed)
+        groups["posterior"] = self.label_dims(groups["posterior"], data)
+        groups["sample_stats"] = groups["sample_stats"].assign_coords(system=labels)
         return groups
 
 
@@ -335,6 +366,21 @@ class RateGridModel(RateGridBase):
         """Whether the fit has the broken-task mixture (``broken=True`` and two or more
         systems)."""
         return self.broken and n_system >= 2
+
+    @property
+    def default_method(self) -> Method:
+        """``"smc"`` (tempered sequential Monte Carlo, one small run per system: the systems
+        are independent a posteriori), or nutpie with broken tasks, which couple them."""
+        return SAMPLER_DEFAULTS["method"] if self.broken else "smc"
+
+    def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
+        """:meth:`RateGridBase.sample`; ``method="smc"`` needs systems that share nothing."""
+        if sampler.method == "smc" and self.has_broken(data.n.shape[0]):
+            raise ValueError(
+                "method='smc' samples each system alone; with broken=True the shared broken "
+                "tasks couple the systems: use method='nutpie'"
+            )
+        return super().sample(data, sampler)
 
     @property
     def population_pairing(self) -> str:
