@@ -18,7 +18,8 @@ difference of P(B > A) in pass@1 between systems adjacent in the nutpie fit's ra
 
 Data (``benchmarks/validity/_realdata.py``): ``tinyagent`` (bundled), ``terminal-bench``,
 ``humaneval+``, ``swe-bench`` (``shared/data``; written to a temporary counts CSV first, outside
-the timing). Run::
+the timing). ``--subset N`` keeps N systems, evenly spaced (for the NUTS comparison on the
+large data sets). Run::
 
     nice -n 10 python benchmarks/speed/bench_default_fit.py \
         --data tinyagent terminal-bench --methods smc nutpie beta-binomial
@@ -103,6 +104,9 @@ def main() -> None:
     parser.add_argument("--data", nargs="+", default=["tinyagent", "terminal-bench"])
     parser.add_argument("--methods", nargs="+", default=["smc", "nutpie", "beta-binomial"],
                         choices=list(ARGS))
+    parser.add_argument("--subset", type=int, default=None,
+                        help="keep this many systems, evenly spaced (SMC's draws of a system "
+                        "do not depend on the others, so a subset checks agreement cheaply)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="folder to keep the fits in (default: a temporary one)")
     args = parser.parse_args()
@@ -112,6 +116,12 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         for name in args.data:
             data = load(name)
+            if args.subset is not None and args.subset < len(data.systems):
+                keep = np.linspace(0, len(data.systems) - 1, args.subset).round().astype(int)
+                data = eb.EvalData.from_arrays(data.n.values[keep], data.c.values[keep],
+                                               systems=[data.systems[i] for i in keep],
+                                               tasks=list(data.tasks))
+                name = f"{name}-subset{args.subset}"
             if name == "tinyagent":
                 source = "dataset:tinyagent"
             else:

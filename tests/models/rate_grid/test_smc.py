@@ -175,7 +175,7 @@ def test_too_few_particles_warn():
         warnings.simplefilter("always")
         fit = RateGridModel().fit(data, chains=4, draws=25, seed=0)
     assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    assert np.all(fit.sample_stats["smc_extra_rounds"].values == 10)
+    assert np.all(fit.sample_stats["smc_extra_rounds"].values == 50)
     assert not fit.sample_stats["smc_passed"].values.any()
 
 

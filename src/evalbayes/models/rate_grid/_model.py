@@ -303,7 +303,7 @@ class RateGridBase(Model):
             SystemRows.from_loglik(loglik[lo:hi], weight[lo:hi], _PRUNE)
             for lo, hi in itertools.pairwise(bounds)
         ]
-        labels = data.dataset["system"].values
+        labels = list(data.dataset["system"].values)
         groups = smc_posterior(per_system, labels, self.basis, self.coef_prior,
                                sampler.chains, sampler.draws, sampler.seed)
         groups["posterior"] = self.label_dims(groups["posterior"], data)

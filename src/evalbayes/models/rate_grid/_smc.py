@@ -78,7 +78,7 @@ class SMCSettings:
     ess_fraction: float = 0.5
     dof: float = 5.0
     extra_moves: int = 2
-    max_extra_rounds: int = 10
+    max_extra_rounds: int = 50
 
 
 @dataclass(frozen=True)
