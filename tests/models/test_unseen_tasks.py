@@ -101,8 +101,8 @@ def test_seeded_and_checked():
 
 @pytest.mark.parametrize("cls", [RateGridModel, BetaBinomialModel])
 def test_models_check_and_keep_the_setting(cls):
-    assert cls().unseen_tasks == 2.0
-    assert cls().pairing_concentration == 2.0
+    assert cls().unseen_tasks == 4.0
+    assert cls().pairing_concentration == 4.0
     assert cls(unseen_tasks=0).pairing_concentration == 0.0
     assert cls.from_config(cls(unseen_tasks=3.5).to_config()) == cls(unseen_tasks=3.5)
     for bad in (-0.5, np.inf, True, "2"):
