@@ -192,7 +192,7 @@ class BetaBinomialModel(Model):
         :func:`~evalbayes.models._base.unseen_task_reference`; 0: the Bayesian bootstrap of
         the observed tasks). Default 4 (``benchmarks/validity/``, paired comparisons: at
         10 / 20 / 50 / 100 tasks coverage 0.96 / 0.95 / 0.96 / 0.96, width 1.11 / 1.06 /
-        1.02 / 1.01x the paired task bootstrap's, against 0.86 / 0.91 / 0.95 / 0.96 without).
+        1.02 / 1.01x the paired task bootstrap's; with 0, 0.86 / 0.91 / 0.95 / 0.96).
     """
 
     name: ClassVar[str] = "beta-binomial"
