@@ -101,8 +101,8 @@ def test_seeded_and_checked():
 
 @pytest.mark.parametrize("cls", [RateGridModel, BetaBinomialModel])
 def test_models_check_and_keep_the_setting(cls):
-    assert cls().unseen_tasks == 2.0
-    assert cls().pairing_concentration == 2.0
+    assert cls().unseen_tasks == 4.0
+    assert cls().pairing_concentration == 4.0
     assert cls(unseen_tasks=0).pairing_concentration == 0.0
     assert cls.from_config(cls(unseen_tasks=3.5).to_config()) == cls(unseen_tasks=3.5)
     for bad in (-0.5, np.inf, True, "2"):
@@ -167,3 +167,16 @@ def test_unseen_tasks_widen_few_tasks_toward_unpaired_and_leave_many_alone():
     ratio = (_diff_width(BetaBinomialModel(unseen_tasks=2.0), many)
              / _diff_width(BetaBinomialModel(unseen_tasks=0.0), many))
     assert 1.0 <= ratio < 1.02
+
+
+def test_a_task_factor_multiplies_both_parts():
+    """task_scale a_t enters the numerators only (a broken task's f(0) = 0): a factor c on
+    every task scales the reference by c, observed and unseen parts alike (same seed, so the
+    same weights)."""
+    x = np.random.default_rng(6).random((3, 7))
+    values, row_of_cell = _one_row_per_cell(x, 2, 40)
+    weights = bayesian_bootstrap_weights(2, 40, 7, seed=1)
+    plain = unseen_task_reference(values, row_of_cell, weights, 4.0, seed=3)
+    scaled = unseen_task_reference(values, row_of_cell, weights, 4.0, seed=3,
+                                   task_scale=np.full((2, 40, 7), 0.25))
+    assert np.allclose(scaled, 0.25 * plain, rtol=1e-12)

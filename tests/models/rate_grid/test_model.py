@@ -200,7 +200,7 @@ def test_bootstrap_population_is_the_weighted_average_of_the_task_draws():
     default = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
     got = default.curve(post, data, k, "pass@k", "population", False, seed=9).values
     reference = unseen_task_reference(expected.values, expected.row_of_cell,
-                                      bayesian_bootstrap_weights(2, 3, 5, seed=9), 2.0, 9)
+                                      bayesian_bootstrap_weights(2, 3, 5, seed=9), 4.0, 9)
     assert np.array_equal(got, couple_to_reference(exact, reference))
 
 
