@@ -61,8 +61,9 @@ def implied_format(options: Mapping[str, Any]) -> str | None:
     """The one format that takes every given option, or None (several or none do).
 
     ``success="passed"`` is an option of trial tables only, so it names the format: a
-    trial table whose outcome column is not called ``success`` is read with that option
-    alone, without ``format="trials"``.
+    trial table whose outcome column is not called ``success`` (which detection does not
+    recognise) is read with that option alone, without ``format="trials"``. Used only where
+    detection finds no format; a detected format that does not take an option still says so.
     """
     if not options:
         return None
@@ -78,9 +79,15 @@ def _prepare(
     paths: PathsLike, fmt: str, options: dict[str, Any]
 ) -> tuple[Reader, Any, list[Source]]:
     check_choice("format", fmt, ("auto", *READERS))
-    if fmt == "auto":
-        fmt = implied_format(options) or fmt
-    sources = collect(paths, fmt, _detectors())
+    try:
+        sources = collect(paths, fmt, _detectors())
+    except ValueError:
+        # no file of a known format: an option only one format takes names the format
+        # (success= for a trial table whose outcome column is not called 'success')
+        implied = implied_format(options) if fmt == "auto" else None
+        if implied is None:
+            raise
+        sources = collect(paths, implied, _detectors())
     reader = get_reader(sources[0].kind or fmt)
     return reader, reader.make_options(options), sources
 
