@@ -3,9 +3,9 @@
 The face of the package: the data, the readers, the default and the named models, fitted
 results and their comparison, and one sub-package per concern (``io``, ``datasets``,
 ``frequentist``, ``metrics``, ``models``, ``results``, ``decisions``, ``plots``, ``report``).
-The data layer and the frequentist cross-checks import only NumPy, SciPy, pandas and xarray;
-everything else is imported on first attribute access, so ``import evalbayes`` and the
-frequentist CLI commands start fast.
+Every name is imported on first attribute access (the data layer brings pandas and xarray,
+the models SciPy, the fits PyMC only when they sample), so ``import evalbayes``,
+``evalbayes --help`` and the frequentist CLI commands start fast.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from evalbayes._version import __version__
-from evalbayes.data import EvalData, PairedData
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes import (
@@ -29,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
         results,
     )
     from evalbayes._persist import load
+    from evalbayes.data import EvalData, PairedData
     from evalbayes.io import read, read_counts, read_trials
     from evalbayes.models import (
         BetaBinomialModel,
@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: name -> the module it lives in (sub-packages map to themselves)
 _LAZY = {
+    "EvalData": "evalbayes.data",
+    "PairedData": "evalbayes.data",
     "read": "evalbayes.io",
     "read_counts": "evalbayes.io",
     "read_trials": "evalbayes.io",

@@ -22,6 +22,7 @@ import xarray as xr
 from evalbayes._core.names import (
     APPROXIMATE_METHODS,
     MCMC_METHODS,
+    NUTS_METHODS,
     SAMPLER_DEFAULTS,
     UNSET,
     Method,
@@ -55,10 +56,13 @@ class SamplerConfig:
 
     Parameters
     ----------
-    method : {"nutpie", "pymc", "numpyro", "exact", "advi", "pathfinder", "laplace"}
-        ``nutpie`` (default, NUTS compiled with numba; Hoffman & Gelman 2014), ``pymc``
-        (PyMC's own NUTS, the fallback), ``numpyro`` (NUTS in JAX, optional extra
-        ``evalbayes[jax]``; the route to GPUs), ``exact`` (independent draws from the exact
+    method : str
+        One of :data:`~evalbayes._core.names.METHODS`. ``nutpie`` (default, NUTS compiled
+        with numba; Hoffman & Gelman 2014), ``pymc`` (PyMC's own NUTS, the fallback),
+        ``numpyro`` (NUTS in JAX, optional extra ``evalbayes[jax]``; the route to GPUs),
+        ``smc`` (tempered sequential Monte Carlo, one small run per system, for models whose
+        systems are independent a posteriori: the rate grid's default; ``chains x draws``
+        particles; Del Moral, Doucet & Jasra 2006), ``exact`` (independent draws from the exact
         posterior where a model has a low-dimensional one, e.g. the independent
         Beta-Binomial by quadrature), ``advi`` / ``pathfinder`` (variational,
         fast, *approximate*: labelled so in every output; Kucukelbir et al. 2017, Zhang et
@@ -91,7 +95,7 @@ class SamplerConfig:
         check_count(self.draws, "draws")
         check_count(self.chains, "chains")
         # NUTS needs warm-up to adapt its step size; other methods ignore tune.
-        check_count(self.tune, "tune", minimum=1 if self.mcmc else 0)
+        check_count(self.tune, "tune", minimum=1 if self.method in NUTS_METHODS else 0)
         check_seed(self.seed)
         check_count(self.vi_iterations, "vi_iterations")
         if self.draws * self.chains > MAX_TOTAL_DRAWS:
@@ -105,7 +109,8 @@ class SamplerConfig:
 
     @property
     def mcmc(self) -> bool:
-        """True for NUTS samplers, whose draws need convergence diagnostics."""
+        """True for Monte Carlo samplers (NUTS, SMC), whose draws need convergence
+        diagnostics."""
         return self.method in MCMC_METHODS
 
     @property
@@ -156,6 +161,10 @@ def run_inference(
     if method == "exact":
         raise ValueError("method='exact' is available only for models with an exact "
                          "posterior (the independent Beta-Binomial); use nutpie")
+    if method == "smc":
+        raise ValueError("method='smc' is available only for models whose systems are "
+                         "independent a posteriori (the rate grid without broken tasks); "
+                         "use nutpie")
     if method == "nutpie":
         import nutpie
 

@@ -88,10 +88,14 @@ def test_fit_summary_pass_at_k_compare_plot(fit_file, capsys, tmp_path):
     )
     table = pd.read_csv(__import__("io").StringIO(out))
     assert code == 0 and set(table["k"]) == {1, 128} and set(table["metric"]) == {"pass^k"}
-    code, out, _ = run(["compare", str(fit_file), "RL base", "GRPO 80", "--format", "json"],
-                       capsys)
+    code, out, _ = run(["compare", str(fit_file), "RL base", "GRPO 80", "--format", "json",
+                        "--estimand", "tasks"], capsys)
     rows = json.loads(out)
     assert code == 0 and rows[0]["system"] == "GRPO 80" and rows[0]["p_superior"] > 0.99
+    code, out, _ = run(["compare", str(fit_file), "RL base", "GRPO 80", "--format", "json"],
+                       capsys)
+    rows = json.loads(out)  # default: tasks like these, the same direction
+    assert code == 0 and rows[0]["estimand"] == "population" and rows[0]["p_superior"] > 0.5
     png = tmp_path / "bands.png"
     code, _, _ = run(["plot", str(fit_file), "-o", str(png)], capsys)
     assert code == 0 and png.stat().st_size > 10_000

@@ -120,6 +120,19 @@ def test_repeated_where_keys_mean_any_of(table, tmp_path, capsys):
     assert code == 2 and "no value ['w']" in err
 
 
+def test_where_selects_one_benchmark_of_a_multi_benchmark_table(shared_data, capsys):
+    # task ids repeat across benchmarks: the filter must run before the duplicate check
+    path = shared_data / "noise_highk_temp0.7.csv.gz"
+    code, out, err = run(["crosscheck", path, "--where", "benchmark=aime2024_cot",
+                          "--resamples", "200", "--format", "json"], capsys)
+    assert code == 0, err
+    raw = pd.read_csv(path)
+    rows = raw[raw["benchmark"] == "aime2024_cot"]
+    report = json.loads(out)["systems"]
+    assert len(report) == rows["system"].nunique()
+    assert {r["n_tasks"] for r in report} == {rows["task_id"].nunique()}
+
+
 # --------------------------------------------------------------------------- convert
 def test_convert_format_json_is_honoured_or_refused(table, tmp_path, capsys):
     jsonl = tmp_path / "c.jsonl"

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("experimental", ("evalbayes.experimental",)),
     ("analyses", ("evalbayes._persist", "evalbayes.decisions", "evalbayes.suite")),
     ("face", ("evalbayes.plots", "evalbayes.report", "evalbayes.cli",
-              "evalbayes.frequentist.crosscheck")),
+              "evalbayes.frequentist.crosscheck", "evalbayes.__main__")),
     ("top", ("evalbayes",)),  # the package root re-exports lazily
 ]
 #: The model families: sub-packages of evalbayes.models that never import each other.

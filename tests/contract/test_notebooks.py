@@ -83,3 +83,27 @@ def test_notebook_executes(name, tmp_path):
     errors = generator.execute(notebook, quick=True, timeout=600)
     nbformat.write(notebook, tmp_path / name)  # the executed copy, for a look after a failure
     assert errors == [], f"{name}: executed copy in {tmp_path / name}"
+
+
+def test_executed_outputs_lose_machine_paths():
+    """Warnings and tracebacks name absolute files; the builder makes them relative."""
+    generator = _generator()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x")])
+    nb.cells[0].outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text=(
+            "/work/rh/src/evalbayes/models/_base.py:295: ConvergenceWarning: R-hat 1.05\n"
+            "/tmp/ipykernel_30142/3447723631.py:17: UserWarning: x\n"
+            "/opt/venv/lib/python3.12/site-packages/pymc/sampling.py:1: FutureWarning\n")),
+        nbformat.v4.new_output("execute_result", data={"text/plain": f"{ROOT}/fit.nc"}),
+    ]
+    assert generator.scrub_paths(nb) == []
+    text = nb.cells[0].outputs[0]["text"]
+    assert text.splitlines() == [
+        "src/evalbayes/models/_base.py:295: ConvergenceWarning: R-hat 1.05",
+        "<cell>:17: UserWarning: x",
+        "<site-packages>/pymc/sampling.py:1: FutureWarning",
+    ]
+    assert nb.cells[0].outputs[1]["data"]["text/plain"] == "fit.nc"
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="/home/me/x")]
+    left = generator.scrub_paths(nb)  # not a path it can make relative: reported
+    assert len(left) == 1 and left[0].endswith(": /home/me/x")

@@ -84,3 +84,19 @@ def test_posterior_gate_on_a_conjugate_fit(tinyagent_171):
     assert back.decision == "dont_ship"
     with pytest.raises(ValueError, match="unknown systems"):
         posterior_gate(fit, baseline="RL base", candidate="GRPO 81")
+
+
+def test_posterior_gate_defaults_to_the_population(tinyagent_171):
+    """A model with a population gates on it unless told otherwise; a comparison keeps its
+    own estimand, and asking for another one is an error, not a silent switch."""
+    from evalbayes.models.beta_binomial._model import BetaBinomialModel
+    from evalbayes.results._comparison import compare
+
+    fit = BetaBinomialModel().fit(tinyagent_171, draws=500, chains=2, seed=1)
+    res = posterior_gate(fit, baseline="RL base", candidate="GRPO 80")
+    assert res.info["estimand"] == "population"
+    tasks = compare(fit, k=1, estimand="tasks")
+    assert posterior_gate(tasks, baseline="RL base", candidate="GRPO 80").info["estimand"] \
+        == "tasks"
+    with pytest.raises(ValueError, match="estimand 'tasks', not 'population'"):
+        posterior_gate(tasks, baseline="RL base", candidate="GRPO 80", estimand="population")

@@ -135,3 +135,18 @@ def test_import_does_not_pull_in_pymc():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_one_trial_leaderboard_flags_are_said_once():
+    # issue 28: SWE-bench Verified printed "0 flaky tasks" and the same note for all 123
+    rng = np.random.default_rng(0)
+    data = EvalData.from_arrays(np.ones((30, 25), int), rng.binomial(1, 0.4, (30, 25)))
+    text = crosscheck(data, n_resamples=50, seed=0).format_table()
+    flags = text.split("\nflags\n", 1)[1].splitlines()
+    assert "flaky" not in " ".join(flags[:-1])
+    assert flags[-1] == ("  every system: nothing else to flag (one trial per task: no task "
+                         "can be flaky)")
+    assert sum("intra-task correlation" in line for line in flags) == 1
+    one = EvalData.from_arrays(np.ones((1, 25), int), rng.binomial(1, 0.4, (1, 25)))
+    assert crosscheck(one, n_resamples=50, seed=0).format_table().startswith(
+        "evalbayes crosscheck: 1 system;")

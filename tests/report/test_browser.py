@@ -11,19 +11,17 @@ harness does catch both. Set ``EVALBAYES_SCREENSHOT=path.png`` to keep the scree
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import struct
-import subprocess
 from pathlib import Path
 
 import pytest
+from browser import console_lines, needs_chromium, probe, probe_copy, run_chromium
 
 import evalbayes as eb
 from evalbayes.report import write_report
-from browser import CHROMIUM, console_lines, needs_chromium, probe, probe_copy, run_chromium
 
 pytestmark = needs_chromium
 

@@ -587,3 +587,14 @@ def test_predictive_check_thins_large_posteriors(data, fit, monkeypatch):
     texts = ["".join(map(str, b.parts)) for b in document.section("checks").blocks
              if hasattr(b, "parts")]  # fmt: skip
     assert any("one posterior draw in 4" in t for t in texts)
+
+
+def test_pairs_use_the_population_and_say_how_many_tasks(data, fit, html):
+    """The Bayesian verdicts are on tasks like these (the default estimand of compare) and the
+    section says how many shared tasks they rest on (TinyAgent: 10, fewer than 30)."""
+    document = build_report(data, fit, seed=0)
+    texts = [" ".join(map(str, b.parts)) for b in document.section("comparisons").blocks
+             if hasattr(b, "parts")]  # fmt: skip
+    assert any("rest on 10 tasks shared by every pair" in t and "fewer than 30 tasks" in t
+               for t in texts)
+    assert "Bayesian verdict on tasks like these" in html

@@ -24,8 +24,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "crosscheck": ("evalbayes.cli._crosscheck",
                    "frequentist estimates (no PyMC): pass@k, intervals"),
     "fit": ("evalbayes.cli._fit", "fit a model and save the posterior (NetCDF)"),
+    "prior-check": ("evalbayes.cli._prior_check",
+                    "what the model's prior implies for pass@k, before fitting"),
     "summary": ("evalbayes.cli._summary", "per-system posterior summary of a fit"),
     "pass-at-k": ("evalbayes.cli._pass_at_k", "posterior pass@k / pass^k curves of a fit"),
+    "maj-at-k": ("evalbayes.cli._maj_at_k",
+                 "majority-vote accuracy maj@k from per-trial answers (no PyMC)"),
     "compare": ("evalbayes.cli._compare", "P(B > A), B - A, rope and expected loss"),
     "plot": ("evalbayes.cli._plot", "plots of a fit"),
     "items": ("evalbayes.cli._items", "item difficulty table of an IRT fit"),
@@ -75,10 +79,43 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def cli_hint(message: str) -> str:
-    """Name the CLI flag where a library message tells the user to pass ``option=``."""
+#: ``key='value'`` in a library message: an option to pass, with the value to give it.
+_VALUED = re.compile(r"\b(?P<key>[a-z_]+)=(?P<quote>['\"])(?P<value>[^'\"]*)(?P=quote)")
+
+
+def cli_hint(message: str, argv: Sequence[str] | None = None) -> str:
+    """Name the CLI flag where a library message tells the user to pass ``option=``.
+
+    Where the message gives every value (``format='trials', success='passed'``) and the
+    command line is known, the hint is the whole command to run again, with those flags
+    replacing any the user gave.
+    """
+    import shlex
+
     from evalbayes.cli._readers import reader_flags
 
+    names = {**reader_flags(), "format": "--input-format"}
+    # only what follows "pass" / "read it with" is a hint; "c=-1" or "n='ten'" before it are data
+    starts = [i for i in (message.find("pass "), message.find("read it with ")) if i >= 0]
+    advice = message[min(starts):] if starts else ""
+    valued = [(names[m["key"]], m["value"]) for m in _VALUED.finditer(advice)
+              if m["key"] in names]
+    if valued and argv is not None:
+        given = {flag for flag, _ in valued}
+        kept: list[str] = []
+        skip = False
+        for item in argv:
+            if skip:
+                skip = False
+                continue
+            if item in given:
+                skip = True
+                continue
+            if item.split("=", 1)[0] in given:
+                continue
+            kept.append(item)
+        command = ["evalbayes", *kept, *[part for pair in valued for part in pair]]
+        return f"{message} (on the command line: {shlex.join(command)})"
     # only "pass key=..." is a hint; "c=-1 is negative" or "n='ten'" are data, not hints
     flags = [flag for key, flag in reader_flags().items()
              if re.search(rf"\bpass\s(?:[^.;]*?[\s,(])?{key}=", message)]
@@ -117,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if isinstance(err, RecursionError):
             message = "an input is nested too deeply to read (JSON/TOML depth)"
-        print(f"evalbayes: error: {cli_hint(message)}", file=sys.stderr)
+        print(f"evalbayes: error: {cli_hint(message, argv)}", file=sys.stderr)
         return 2
     finally:
         warnings.formatwarning = formatwarning

@@ -10,15 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evalbayes.cli._readers import add_reader_args, flag, reader_flags
 from evalbayes.cli._readers import reader_options as _reader_options
 from evalbayes.cli._types import seed_int
-
-if TYPE_CHECKING:  # pragma: no cover
-    from evalbayes.data import EvalData
-
 
 OUTPUT_FORMATS = ("table", "csv", "json")
 #: The input formats of :func:`evalbayes.io.read` (``evalbayes.io.FORMATS``; a test keeps
@@ -141,36 +137,14 @@ def read_data(args: argparse.Namespace, name: str = "data", level: str = "counts
         return load(sources[0][len(DATASET_PREFIX):], **filters)
     from evalbayes import io
 
-    if level == "trials" and filters:
-        raise CLIError("--where selects counts (--level counts), not trial rows")
     reader = io.read if level == "counts" else io.read_trials_frame
     try:
-        data = reader(sources if len(sources) > 1 else sources[0],
-                      format=args.input_format or "auto", **options)
+        return reader(sources if len(sources) > 1 else sources[0],
+                      format=args.input_format or "auto", where=filters or None, **options)
     except TypeError as err:  # an option the format does not take
         if "takes no option" not in str(err):
             raise
         raise CLIError(_flag_names(str(err))) from err
-    return where(data, filters) if filters else data
-
-
-def where(data: EvalData, filters: dict[str, list[str]]) -> EvalData:
-    """Keep tasks/systems whose coordinate matches one of the values (compared as text)."""
-    import numpy as np
-
-    selection: dict[str, list[Any]] = {}
-    for column, wanted in filters.items():
-        if column not in data.dataset.coords:
-            raise CLIError(f"--where {column}=...: no such column; known: "
-                           f"{sorted(map(str, data.dataset.coords))}")
-        values = np.unique(data.dataset.coords[column].values)
-        matched = [v for v in values if str(v) in wanted]
-        missing = [w for w in wanted if w not in {str(v) for v in values}]
-        if missing:
-            raise CLIError(f"--where {column}: no value {missing}; known: "
-                           f"{[str(v) for v in values][:20]}")
-        selection[column] = matched
-    return data.subset(**selection)
 
 
 def _flag_names(message: str) -> str:

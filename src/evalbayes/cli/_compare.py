@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format_arg(parser)
     parser.add_argument("--k", type=k_value, nargs="+", help="k values (default 1)")
     parser.add_argument("--metric", choices=METRICS, default=METRICS[0])
-    parser.add_argument("--estimand", choices=ESTIMANDS, default=ESTIMANDS[0])
+    parser.add_argument("--estimand", choices=ESTIMANDS, default=None,
+                        help="tasks (these tasks) or population (tasks like these; the "
+                        "default where the fit's model has it)")
     parser.add_argument("--rope", type=non_negative, default=0.01,
                         help="region of practical equivalence")
     parser.add_argument("--ci-prob", type=probability, default=0.95, help="interval probability")

@@ -17,6 +17,7 @@ from evalbayes.cli._common import (
 )
 from evalbayes.cli._designs import add_design_args, apply_designs, design_model
 from evalbayes.cli._output import check_fit, check_output_path
+from evalbayes.cli._progress import heartbeat_every, progress
 from evalbayes.cli._sampler import add_sampler_args, model_help, sampler_options
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,9 +95,10 @@ def run(args: argparse.Namespace) -> int:
     data = apply_designs(args, data, model)
     path = Path(args.output) if args.output else default_fit_path(args, model.name)
     check_output_path(path, args, create=True)  # before sampling; -o was checked in main
-    warn(f"fitting {model.name} to {data!r} with {options['method']} "
-         f"({options['chains']} chains x {options['draws']} draws)")
-    posterior = model.fit(data, **options, progressbar=not args.quiet, check=False)
+    start = (f"fitting {model.name} to {data!r} with {options['method']} "
+             f"({options['chains']} chains x {options['draws']} draws)")
+    with progress(start, "fitting", every=heartbeat_every(args.quiet)):
+        posterior = model.fit(data, **options, progressbar=not args.quiet, check=False)
     posterior.save(path)
     warn(f"wrote {path}")
     return check_fit(posterior, args.strict, quiet_pass=False)

@@ -36,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--candidate", required=True, help="system B (the one to ship)")
     parser.add_argument("--fit", help="saved fit to gate on (default: exact conjugate "
                                       "per-task Beta posteriors of DATA, estimand tasks)")
-    parser.add_argument("--estimand", choices=ESTIMANDS, default="tasks")
+    parser.add_argument("--estimand", choices=ESTIMANDS, default=None,
+                        help="tasks (these tasks) or population (tasks like these; the "
+                        "default with --fit where its model has it; tasks without --fit)")
     parser.add_argument("--metric", choices=METRICS, default="pass@k")
     parser.add_argument("-k", type=count(1, MAX_K), default=1, help="attempts (default 1)")
     parser.add_argument("--mode", choices=("non-inferiority", "superiority"),

@@ -26,7 +26,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.results._posterior import Posterior
 
 
-TABLE_LABEL_WIDTH = 80  # longest name shown whole in a text table
 
 #: The argparse destinations that name files a command reads (DATA, FIT, --spec, --meta,
 #: the design tables, plan/gate's --fit): an output may be none of them.
@@ -174,9 +173,13 @@ def formula_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None = None) -> None:
+def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None = None,
+         note: str | None = None) -> None:
     """Write a table as text, CSV (formula-safe: :func:`formula_safe`) or JSON to stdout or
-    a file."""
+    a file; ``note`` (what the reader must know about the numbers) follows a text table, and
+    goes to stderr beside CSV / JSON."""
+    if note and output in ("csv", "json"):
+        warn(f"NOTE: {note}")
     if output == "csv":
         text = formula_safe(frame).to_csv(index=False)
     elif output == "json":
@@ -184,7 +187,7 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
     else:
         import pandas as pd
 
-        from evalbayes._core.names import display_label
+        from evalbayes._core.names import TEXT_LABEL_WIDTH, display_label
 
         # a readable view: long names shortened (kept distinct), control characters escaped
         # so a name cannot drive the terminal; CSV and JSON keep every name in full
@@ -192,7 +195,7 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
         for column in frame.columns:
             if not pd.api.types.is_numeric_dtype(frame[column]):
                 frame[column] = [
-                    display_label(v, TABLE_LABEL_WIDTH) if isinstance(v, str) else v
+                    display_label(v, TEXT_LABEL_WIDTH) if isinstance(v, str) else v
                     for v in frame[column]
                 ]
         with pd.option_context("display.width", 200, "display.max_columns", 50,
@@ -201,6 +204,8 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
                 index=False, float_format=lambda v: f"{v:.4f}"
             )
         text += "\n"
+        if note:
+            text += f"NOTE: {note}\n"
     write_text(text, path)
 
 

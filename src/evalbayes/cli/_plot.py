@@ -33,9 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=k_value, nargs="+", help="k values (default 1 2 4 ... 64)")
     parser.add_argument("--metric", choices=METRICS, default=METRICS[0])
     parser.add_argument("--estimand", choices=ESTIMANDS, default=ESTIMANDS[0])
-    parser.add_argument("--system", default=None,
-                        help="--kind ppc: only this system (default: one panel per system); "
-                        "--kind rates: only this system (default: all)")
+    parser.add_argument("--system", action="append", default=None, metavar="NAME",
+                        help="repeatable; --kind pass-at-k / pass-hat-k: these systems in "
+                        "colour with bands, the others as grey medians (default: all up to 8 "
+                        "systems, else the 5 best at k = 1); --kind ppc / rates: only these "
+                        "systems (default: all)")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when the fit failed its convergence diagnostics")
     parser.add_argument("-o", "--output", default=None, help="PNG/SVG/PDF file")
@@ -53,19 +55,49 @@ def run(args: argparse.Namespace) -> int:
     with atomic_path(out) as temp:  # the format follows the name, which temp keeps
         figure.savefig(temp, dpi=150, bbox_inches="tight")
     warn(f"wrote {out}")
+    _print_key(posterior.data.systems)
     return code
+
+
+def _print_key(systems: Sequence[str]) -> None:
+    """The full name of every system whose label the figure shortens, on stdout."""
+    import sys
+
+    from evalbayes._core.names import LABEL_WIDTH, label_key
+
+    key = label_key(systems)
+    if key:
+        print(f"names longer than {LABEL_WIDTH} characters are shortened in the figure "
+              "(label = full name):")
+        for label, full in key:
+            sys.stdout.write(f"  {label} = {full}\n")
+
+
+def _systems(posterior: Posterior, chosen: list[str] | None) -> list[str] | None:
+    """``--system`` names, checked against the fit."""
+    if chosen is None:
+        return None
+    known = list(posterior.data.systems)
+    unknown = [s for s in chosen if s not in known]
+    if unknown:
+        raise CLIError(f"--system {unknown[0]!r} is not in the fit; systems: {', '.join(known)}")
+    return list(dict.fromkeys(chosen))
 
 
 def _draw(posterior: Posterior, args: argparse.Namespace, k: list[float]) -> Any:
     from evalbayes import plots
 
     kind = args.kind
+    chosen = _systems(posterior, args.system)
+    if chosen is not None and kind not in ("pass-at-k", "pass-hat-k", "ppc", "rates"):
+        raise CLIError(f"--system applies to --kind pass-at-k, pass-hat-k, ppc and rates, not "
+                       f"{kind}")
     if kind in ("pass-at-k", "pass-hat-k"):
         metric = "pass@k" if kind == "pass-at-k" else "pass^k"
         draws = posterior.curve(metric, k, estimand=args.estimand)
         unbiased = _unbiased_points(posterior.data, k, metric) if args.estimand == "tasks" else None
         plot = plots.plot_pass_at_k if metric == "pass@k" else plots.plot_pass_hat_k
-        return plot(draws, unbiased=unbiased).figure
+        return plot(draws, unbiased=unbiased, highlight=chosen).figure
     if kind in ("comparison", "matrix"):
         from evalbayes.results._comparison import compare
 
@@ -73,9 +105,9 @@ def _draw(posterior: Posterior, args: argparse.Namespace, k: list[float]) -> Any
         draw = plots.plot_comparison if kind == "comparison" else plots.plot_superiority_matrix
         return draw(comparison).figure
     if kind == "ppc":
-        return _ppc(posterior, args.system)
+        return _ppc(posterior, chosen)
     if kind == "rates":
-        return _rates(posterior, args.system)
+        return _rates(posterior, chosen)
     from evalbayes.models.irt._items import IRTPosterior
 
     if not isinstance(posterior, IRTPosterior):
@@ -85,35 +117,28 @@ def _draw(posterior: Posterior, args: argparse.Namespace, k: list[float]) -> Any
     return plots.plot_wright_map(posterior.abilities(), posterior.items()).figure
 
 
-def _rates(posterior: Posterior, system: str | None) -> Any:
+def _rates(posterior: Posterior, systems: list[str] | None) -> Any:
     """Each system's fitted rate distribution (models with ``rate_distribution``: rate-grid),
-    or only ``system``'s."""
+    or only those of ``systems``."""
     from evalbayes import plots
 
     if not hasattr(posterior.model, "rate_distribution"):
         raise CLIError(f"--kind rates needs a rate-grid fit (--model rate-grid), this is "
                        f"{posterior.model.name}")
     g = posterior.model.rate_distribution(posterior.posterior)
-    if system is not None:
-        if system not in posterior.data.systems:
-            raise CLIError(f"--system {system!r} is not in the fit; systems: "
-                           f"{', '.join(posterior.data.systems)}")
-        g = g.sel(system=[system])
+    if systems is not None:
+        g = g.sel(system=systems)
     trials = int(posterior.data.n.values.max())
     return plots.plot_rate_distribution(g, trials=trials).figure
 
 
-def _ppc(posterior: Posterior, system: str | None) -> Any:
-    """One panel per system (or only ``system``), stacked."""
+def _ppc(posterior: Posterior, chosen: list[str] | None) -> Any:
+    """One panel per system (or per system of ``chosen``), stacked."""
     import matplotlib.pyplot as plt
 
     from evalbayes import plots
 
-    systems = list(posterior.data.systems)
-    if system is not None:
-        if system not in systems:
-            raise CLIError(f"--system {system!r}: not in the fit; systems: {systems}")
-        systems = [system]
+    systems = list(posterior.data.systems) if chosen is None else chosen
     check = posterior.ppc()
     figure, axes = plt.subplots(len(systems), 1, figsize=(7.0, 3.8 * len(systems)),
                                 layout="constrained", squeeze=False)

@@ -16,6 +16,7 @@ from evalbayes.cli._common import (
 )
 from evalbayes.cli._designs import add_design_args, apply_designs, design_model, given_flags
 from evalbayes.cli._output import check_fit, check_output_path, load_fit
+from evalbayes.cli._progress import HEARTBEAT_S, progress
 from evalbayes.cli._sampler import add_sampler_args, model_help, sampler_options
 
 
@@ -57,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
         code = check_fit(fit, args.strict)
         data = fit.data
         seed = SAMPLER_DEFAULTS["seed"] if args.seed is None else args.seed
-        path = write_report(data, fit=fit, output=args.output, markdown=args.md,
-                            meta=args.meta, seed=seed)
+        with progress("building the report (bootstraps, predictive checks, figures)",
+                      "building the report", every=HEARTBEAT_S):
+            path = write_report(data, fit=fit, output=args.output, markdown=args.md,
+                                meta=args.meta, seed=seed)
     else:
         from evalbayes.models import default_model, get_model
 
@@ -68,8 +71,12 @@ def run(args: argparse.Namespace) -> int:
         if name is not None:
             data = apply_designs(args, data, model)
         options = sampler_options(args, {}, model)
-        path = write_report(data, output=args.output, markdown=args.md, meta=args.meta,
-                            draws=options.pop("draws"), seed=options.pop("seed"), model=model,
-                            sampler=options)
+        start = (f"fitting {model.name} to {data!r} with {options['method']} "
+                 f"({options['chains']} chains x {options['draws']} draws), then building "
+                 "the report (bootstraps, predictive checks, figures)")
+        with progress(start, "fitting and building the report", every=HEARTBEAT_S):
+            path = write_report(data, output=args.output, markdown=args.md, meta=args.meta,
+                                draws=options.pop("draws"), seed=options.pop("seed"),
+                                model=model, sampler=options)
     warn(f"wrote {path}")
     return code

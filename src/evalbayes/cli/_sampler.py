@@ -7,7 +7,7 @@ import argparse
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
-from evalbayes._core.names import MCMC_METHODS, METHODS, SAMPLER_DEFAULTS
+from evalbayes._core.names import METHODS, NUTS_METHODS, SAMPLER_DEFAULTS
 from evalbayes.cli._common import (
     CLIError,
     add_seed_arg,
@@ -29,8 +29,9 @@ def add_sampler_args(parser: argparse.ArgumentParser, spec: bool = False) -> Non
     first = "a spec's [sampler] table, then " if spec else ""
     group = parser.add_argument_group(f"sampler (defaults: {first}these)")
     group.add_argument("--method", choices=METHODS, default=None,
-                       help=f"inference method (default: the model's own, {d['method']} "
-                       "unless it draws its posterior exactly)")
+                       help=f"inference method (default: the model's own: {d['method']}, "
+                       "exact where it draws its posterior exactly, smc for the rate grid "
+                       "without broken tasks)")
     group.add_argument("--draws", type=positive_int, default=None,
                        help=f"draws per chain (default {d['draws']})")
     group.add_argument("--tune", type=non_negative_int, default=None,
@@ -51,7 +52,7 @@ def sampler_options(args: argparse.Namespace, spec: dict[str, Any], model: Model
     for key, default in defaults.items():
         value = getattr(args, key, None)
         options[key] = value if value is not None else spec.get(key, default)
-    if options["method"] in MCMC_METHODS and options["tune"] < 1:
+    if options["method"] in NUTS_METHODS and options["tune"] < 1:
         raise CLIError(f"--tune must be >= 1 with NUTS (method {options['method']}), got "
                        f"{options['tune']}: the sampler needs warm-up to adapt its step size")
     if options["method"] == "pathfinder" and importlib.util.find_spec("pymc_extras") is None:

@@ -16,6 +16,7 @@ from evalbayes.cli._types import (
     k_value,
     probability,
 )
+from evalbayes.results._extrapolation import one_trial_note
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,8 +31,10 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args.output, args)
     posterior = load_fit(args.fit)
     code = check_fit(posterior, args.strict)
-    table = posterior.summary(k=ks(args.k, (1,)), metrics=METRICS, ci_prob=args.ci_prob)
-    emit(table, output, args.output, title=f"{posterior.label}\n{posterior.data!r}")
+    k = ks(args.k, (1,))
+    table = posterior.summary(k=k, metrics=METRICS, ci_prob=args.ci_prob)
+    emit(table, output, args.output, title=f"{posterior.label}\n{posterior.data!r}",
+         note=one_trial_note(posterior.data, k))
     if output == "table":
         print(f"diagnostics: {_diagnostics_line(posterior)}")
     return code

@@ -29,9 +29,12 @@ def difference_draws(
     *,
     metric: str = "pass@k",
     k: Any = 1,
-    estimand: str = "tasks",
+    estimand: str | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Flat draws of ``f_candidate - f_baseline`` from a Posterior or a Comparison.
+
+    ``estimand`` defaults to :func:`~evalbayes.results.compare`'s (``"population"`` where the
+    model has it); a Comparison keeps its own, and naming another is an error.
 
     Returns the draws and a description (metric, k, estimand, label, approximate).
     """
@@ -41,6 +44,9 @@ def difference_draws(
         source = compare(
             source, metric=metric, k=k, estimand=estimand, systems=[baseline, candidate]
         )
+    elif estimand is not None and estimand != source.estimand:
+        raise ValueError(f"the comparison is of estimand {source.estimand!r}, not "
+                         f"{estimand!r}; compare again with estimand={estimand!r}")
     for role, name in (("candidate", candidate), ("baseline", baseline)):
         if name not in source.systems:
             raise ValueError(f"unknown {role} {name!r}; systems: {source.systems}")

@@ -203,7 +203,7 @@ def posterior_gate(
     candidate: str,
     metric: str = "pass@k",
     k: Any = 1,
-    estimand: str = "tasks",
+    estimand: str | None = None,
     mode: Mode = "non-inferiority",
     margin: float = 0.0,
     threshold: float = 0.95,
@@ -213,8 +213,9 @@ def posterior_gate(
     """Posterior gate of ``candidate`` (B) against ``baseline`` (A) from a fit or comparison.
 
     The draws of ``f_B - f_A`` are joint draws of one posterior, so the gate is paired
-    whenever the model is. ``estimand="population"`` asks about tasks like these (wider);
-    ``"tasks"`` about the evaluated tasks. See :func:`gate_from_draws` for the rule.
+    whenever the model is. ``estimand="population"`` asks about tasks like these (wider; the
+    default where the model has it, :func:`~evalbayes.results.compare`); ``"tasks"`` about the
+    evaluated tasks. See :func:`gate_from_draws` for the rule.
     """
     diff, info = difference_draws(
         source, candidate, baseline, metric=metric, k=k, estimand=estimand

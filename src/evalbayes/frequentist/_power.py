@@ -145,11 +145,22 @@ def mcnemar_power(n_cases: int, p_only_a: float, p_only_b: float, alpha: float =
     pa, pb = float(p_only_a), float(p_only_b)
     if pa < 0 or pb < 0 or pa + pb > 1:
         raise ValueError(f"need p_only_a, p_only_b >= 0 with sum <= 1, got {p_only_a}, {p_only_b}")
+    return _mcnemar_power(n, pa, pb, _mcnemar_bound(n, alpha))
+
+
+def _mcnemar_bound(n: int, alpha: float) -> np.ndarray:
+    """Per number of changed cases ``d = 0..n``, the largest ``min(b, c)`` that the exact
+    two-sided McNemar test rejects at ``alpha`` (-1: none); depends on ``n`` and ``alpha``
+    only, so a search over effects computes it once."""
+    return binom_cdf_bound(alpha / 2.0, np.arange(n + 1), 0.5)
+
+
+def _mcnemar_power(n: int, pa: float, pb: float, bound: np.ndarray) -> float:
+    """:func:`mcnemar_power` given the rejection bounds of :func:`_mcnemar_bound`."""
     disc = pa + pb
     if disc == 0:
         return 0.0
     d = np.arange(n + 1)
-    bound = binom_cdf_bound(alpha / 2.0, d, 0.5)  # reject when min(b, c) <= bound
     share_b = pb / disc
     reject = np.where(
         bound >= 0,
@@ -211,9 +222,15 @@ def mcnemar_mde(
     if power <= alpha:
         raise ValueError(f"power ({power}) must exceed alpha ({alpha})")
     n = int(n_cases)
+    bound = None  # the test's rejection bounds: the same for every delta, computed once
 
     def excess(delta: float) -> float:
-        return mcnemar_power(n, (psi - delta) / 2.0, (psi + delta) / 2.0, alpha) - power
+        nonlocal bound
+        if bound is None:
+            if n < 1 or n != n_cases:
+                raise ValueError(f"n_cases must be a positive int, got {n_cases}")
+            bound = _mcnemar_bound(n, alpha)
+        return _mcnemar_power(n, (psi - delta) / 2.0, (psi + delta) / 2.0, bound) - power
 
     effect = None
     if psi > 0.0 and excess(psi) >= 0:

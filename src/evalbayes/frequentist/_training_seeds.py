@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from evalbayes._core.names import check_ci_prob
 from evalbayes.frequentist._checks import as_values
@@ -155,5 +154,7 @@ def recipe_difference(scores_a: Any, scores_b: Any, *, ci_prob: float = 0.95) ->
     if se == 0:
         return RecipeDifference(est, 0.0, est, est, float("inf"), level)
     df = float((va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1)))
+    from scipy import stats  # ~1 s to import: only where a t quantile is needed
+
     q = float(stats.t.isf((1 - level) / 2, df))
     return RecipeDifference(est, se, est - q * se, est + q * se, df, level)

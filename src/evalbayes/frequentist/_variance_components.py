@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from evalbayes._core.names import check_ci_prob
 from evalbayes.frequentist._checks import as_values
@@ -73,6 +72,8 @@ def satterthwaite_interval(
 
     Returns ``(estimate, lower, upper)``; the interval is NaN when the estimate is <= 0.
     """
+    from scipy import stats  # ~1 s to import: only where a chi-square quantile is needed
+
     c, m, d = (np.asarray(x, dtype=np.float64) for x in (coefs, ms, df))
     est = float(np.sum(c * m))
     if est <= 0:

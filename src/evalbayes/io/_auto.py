@@ -9,7 +9,9 @@ option the format does not take raises :class:`UnknownOptionError` (a ``TypeErro
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,7 +22,14 @@ from evalbayes.io._common import LogWarning, check_choice
 from evalbayes.io._helm import HelmOptions
 from evalbayes.io._inspect_ai import InspectOptions
 from evalbayes.io._lm_eval import LmEvalOptions
-from evalbayes.io._protocol import Reader, gather, public_reader
+from evalbayes.io._protocol import (
+    Reader,
+    Where,
+    check_where,
+    gather,
+    public_reader,
+    select_data,
+)
 from evalbayes.io._registry import READERS, get_reader
 from evalbayes.io._sources import PathsLike, Source, collect, sniff
 from evalbayes.io._swe_bench import SweBenchOptions
@@ -48,10 +57,29 @@ def _detectors() -> dict[str, Any]:
     return {name: r.detect for name, r in readers.items() if r.detect is not None}
 
 
+def implied_format(options: Mapping[str, Any]) -> str | None:
+    """The one format that takes every given option, or None (several or none do).
+
+    ``success="passed"`` is an option of trial tables only, so it names the format: a
+    trial table whose outcome column is not called ``success`` is read with that option
+    alone, without ``format="trials"``.
+    """
+    if not options:
+        return None
+    takers = [
+        name
+        for name in READERS
+        if set(options) <= {f.name for f in dataclasses.fields(get_reader(name).options)}
+    ]
+    return takers[0] if len(takers) == 1 else None
+
+
 def _prepare(
     paths: PathsLike, fmt: str, options: dict[str, Any]
 ) -> tuple[Reader, Any, list[Source]]:
     check_choice("format", fmt, ("auto", *READERS))
+    if fmt == "auto":
+        fmt = implied_format(options) or fmt
     sources = collect(paths, fmt, _detectors())
     reader = get_reader(sources[0].kind or fmt)
     return reader, reader.make_options(options), sources
@@ -69,7 +97,9 @@ def _warn_one_task(data: EvalData) -> EvalData:
     return data
 
 
-def read(paths: PathsLike, format: str = "auto", **options: Any) -> EvalData:
+def read(
+    paths: PathsLike, format: str = "auto", *, where: Where | None = None, **options: Any
+) -> EvalData:
     """Read evaluation logs or tables into :class:`~evalbayes.EvalData`.
 
     Parameters
@@ -78,6 +108,13 @@ def read(paths: PathsLike, format: str = "auto", **options: Any) -> EvalData:
         Log files, directories (walked recursively) or glob patterns (``**`` recurses).
     format : str
         One of :data:`FORMATS`; ``"auto"`` (default) detects it.
+    where : mapping, optional
+        ``{column: value or [values]}``: keep the rows (tasks, systems) whose column holds
+        one of the values, compared as text (``where={"benchmark": "aime2024_cot"}``). A
+        column of the file is filtered row by row before anything else is checked, so one
+        benchmark of a table that holds several is read although task ids repeat across
+        benchmarks; a coordinate made by the reader (``task``) is filtered afterwards. An
+        unknown column or value is an error listing the known ones.
     **options
         The options of the format (its options dataclass; listed by
         :func:`~evalbayes.io.reader_options` and in ``docs/io.md``).
@@ -101,11 +138,18 @@ def read(paths: PathsLike, format: str = "auto", **options: Any) -> EvalData:
     >>> data = read("results.csv", format="counts")   # doctest: +SKIP
     """
     reader, opts, sources = _prepare(paths, format, options)
-    return _warn_one_task(reader.to_data(gather(sources, reader, opts), opts))
+    filters = check_where(where)
+    frame = gather(sources, reader, opts, where=filters)
+    data = reader.to_data(frame, opts)
+    later = {k: v for k, v in filters.items() if k not in frame.columns}
+    return _warn_one_task(select_data(data, later) if later else data)
 
 
-def read_trials_frame(paths: PathsLike, format: str = "auto", **options: Any) -> pd.DataFrame:
-    """Trial-level table of the logs: one row per attempt (options as in :func:`read`).
+def read_trials_frame(
+    paths: PathsLike, format: str = "auto", *, where: Where | None = None, **options: Any
+) -> pd.DataFrame:
+    """Trial-level table of the logs: one row per attempt (options as in :func:`read`; ``where``
+    filters on the table's own columns).
 
     Columns start ``system, task, trial, success, benchmark, sample, file``, then the
     format's own (inspect: ``epoch, scorer, score, value, error``; Terminal-Bench: ``run,
@@ -115,7 +159,15 @@ def read_trials_frame(paths: PathsLike, format: str = "auto", **options: Any) ->
     reader, opts, sources = _prepare(paths, format, options)
     if reader.to_trials is None:
         raise ValueError(f"a {reader.name} table has no trial level; read it with read() instead")
-    return reader.to_trials(gather(sources, reader, opts), opts)
+    filters = check_where(where)
+    frame = gather(sources, reader, opts, where=filters)
+    unknown = [k for k in filters if k not in frame.columns]
+    if unknown:
+        raise ValueError(
+            f"where {unknown[0]}=...: no such column in the trial rows; known: "
+            f"{sorted(c for c in map(str, frame.columns) if not c.startswith('_'))}"
+        )
+    return reader.to_trials(frame, opts)
 
 
 def convert(

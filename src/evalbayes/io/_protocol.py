@@ -49,9 +49,13 @@ __all__ = [
     "Parsed",
     "Reader",
     "UnknownOptionError",
+    "Where",
+    "check_where",
     "gather",
     "option",
     "option_specs",
+    "select_data",
+    "select_rows",
 ]
 
 
@@ -172,8 +176,78 @@ class Reader:
         return self.options(**options)
 
 
-def gather(sources: Sequence[Source], reader: Reader, opts: Any) -> pd.DataFrame:
+Where = Mapping[str, Sequence[str]]
+
+
+def check_where(where: Where | None) -> dict[str, list[str]]:
+    """``where={column: [value, ...]}`` as a dict of lists of text (a lone string is one value)."""
+    if where is None:
+        return {}
+    if not isinstance(where, Mapping):
+        raise TypeError(f"where must be a mapping column -> values, got {type(where).__name__}")
+    filters: dict[str, list[str]] = {}
+    for column, values in where.items():
+        chosen = [values] if isinstance(values, str) else list(values)
+        if not chosen:
+            raise ValueError(f"where: no value given for column {column!r}")
+        filters[str(column)] = [str(v) for v in chosen]
+    return filters
+
+
+def select_rows(frame: pd.DataFrame, filters: Mapping[str, list[str]]) -> pd.DataFrame:
+    """The rows whose value (as text) in each filtered column is one of that column's values.
+
+    Columns the frame does not hold are left to :func:`select_data` (coordinates made after
+    the rows, e.g. the ``task`` of a ``task_id`` column). A value no row holds is an error
+    listing the values there are, so a typo never selects nothing silently.
+    """
+    keep = pd.Series(True, index=frame.index)
+    for column, wanted in filters.items():
+        if column not in frame.columns:
+            continue
+        text = frame[column].astype(str)
+        known = pd.unique(text)
+        missing = [w for w in wanted if w not in set(known)]
+        if missing:
+            raise ValueError(
+                f"where {column}: no value {missing} in any row; known: "
+                f"{sorted(known.tolist())[:20]}"
+            )
+        keep &= text.isin(wanted)
+    if not keep.any():
+        raise ValueError(f"where {dict(filters)}: no row matches every filter")
+    return frame if keep.all() else frame[keep.to_numpy()].reset_index(drop=True)
+
+
+def select_data(data: EvalData, filters: Mapping[str, list[str]]) -> EvalData:
+    """Keep the tasks / systems whose coordinate (compared as text) is one of the values."""
+    import numpy as np
+
+    selection: dict[str, list[Any]] = {}
+    for column, wanted in filters.items():
+        if column not in data.dataset.coords:
+            raise ValueError(
+                f"where {column}=...: no such column; known: "
+                f"{sorted(map(str, data.dataset.coords))}"
+            )
+        values = np.unique(data.dataset.coords[column].values)
+        missing = [w for w in wanted if w not in {str(v) for v in values}]
+        if missing:
+            raise ValueError(
+                f"where {column}: no value {missing}; known: {[str(v) for v in values][:20]}"
+            )
+        selection[column] = [v for v in values if str(v) in wanted]
+    return data.subset(**selection)
+
+
+def gather(
+    sources: Sequence[Source], reader: Reader, opts: Any, where: Where | None = None
+) -> pd.DataFrame:
     """The one loop over files: parse each, name its system, concatenate the records.
+
+    ``where`` keeps the rows whose columns hold the given values (:func:`select_rows`)
+    before the reader's ``finish`` step and before any check across rows, so one benchmark
+    of a table that holds several can be read although its tasks repeat across benchmarks.
 
     Raises
     ------
@@ -206,6 +280,8 @@ def gather(sources: Sequence[Source], reader: Reader, opts: Any) -> pd.DataFrame
     if not frames:
         raise ValueError(f"{reader.empty} (files: {[str(s.path) for s in sources][:5]})")
     frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    if where:
+        frame = select_rows(frame, check_where(where))
     return reader.finish(frame, opts) if reader.finish is not None else frame
 
 

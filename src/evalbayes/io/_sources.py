@@ -19,7 +19,7 @@ import os
 import re
 import stat
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -179,8 +179,55 @@ def table_columns(path: Path) -> list[str]:
     return csv_header(path)[0]
 
 
-def explain_table(columns: list[str]) -> str:
-    """Why a table's columns match neither table kind: what was expected, what was found."""
+#: Names of a trial table's outcome column (one row per attempt), the likeliest first.
+OUTCOME_NAMES = (
+    "success", "passed", "is_resolved", "resolved", "correct", "is_correct", "solved",
+    "is_solved", "pass", "reward", "score", "outcome", "result", "c",
+)  # fmt: skip
+#: Texts of a 0/1 outcome (as the trials reader accepts them), lower case.
+_BINARY = frozenset({"0", "1", "0.0", "1.0", "true", "false"})
+#: Cells read when a hint looks at an outcome column's values (the error path only).
+_HINT_ROWS = 200_000
+
+
+def binary_columns(path: Path, names: Sequence[str]) -> list[tuple[str, int]]:
+    """Which of ``names`` hold only 0/1 or boolean values: ``(name, number of empty cells)``.
+
+    Reads at most ``_HINT_ROWS`` rows of those columns; used only to word an error, so an
+    unreadable file gives no candidate rather than a second error.
+    """
+    import pandas as pd
+
+    if not names:
+        return []
+    try:
+        if path.name.lower().endswith((".parquet", ".pq")):
+            frame = pd.read_parquet(path, columns=list(names)).head(_HINT_ROWS).astype(str)
+            frame = frame.replace({"None": "", "nan": "", "<NA>": ""})
+        else:
+            sep = csv_header(path)[1]
+            frame = pd.read_csv(
+                path, sep=sep, usecols=list(names), dtype=str, keep_default_na=False,
+                nrows=_HINT_ROWS,
+            )  # fmt: skip
+    except Exception:
+        return []
+    found = []
+    for name in names:
+        values = frame[name].str.strip().str.lower()
+        empty = int((values == "").sum())
+        if empty < len(values) and set(values[values != ""]) <= _BINARY:
+            found.append((name, empty))
+    return found
+
+
+def explain_table(columns: list[str], path: Path | None = None) -> str:
+    """Why a table's columns match neither table kind: what was expected, what was found.
+
+    With the ``path`` of the file, a column with a trial table's outcome name
+    (:data:`OUTCOME_NAMES`) whose values are all 0/1 or booleans is named with the options
+    that read the file as a trial table.
+    """
     found = f"found columns {columns[:12]}"
     lower = {c.lower(): c for c in columns}
     hints = []
@@ -188,13 +235,29 @@ def explain_table(columns: list[str]) -> str:
         hints.append("column names are case-sensitive: rename them to lower case or pass n=, c=")
     if ({"n", "trials"} & set(columns)) and not ({"c", "successes"} & set(columns)):
         hints.append("the counts column c (or successes) is missing")
-    for name in ("passed", "pass", "correct", "resolved", "is_resolved", "score"):
-        if name in columns:
-            hints.append(
-                f"for a trial table with outcome column {name!r} pass "
-                f"format='trials', success={name!r}"
+    named = [name for name in OUTCOME_NAMES if name in columns]
+    if path is not None and named and not ({"n", "trials"} & set(columns)):
+        binary = binary_columns(path, named)
+        if binary:
+            name, empty = binary[0]
+            others = [f"{n!r}" for n, _ in binary[1:]]
+            hint = (
+                f"it looks like a trial table (one row per attempt) whose outcome column "
+                f"{name!r} holds only 0/1: read it with format='trials', success={name!r}"
             )
-            break
+            if empty:
+                hint += (
+                    f", missing='failure' ({empty} empty outcomes; that option counts them as "
+                    "failures, leave it out to have them refused)"
+                )
+            if others:
+                hint += f" (other 0/1 columns: {', '.join(others)})"
+            hints.append(hint)
+    elif named:
+        hints.append(
+            f"for a trial table with outcome column {named[0]!r} pass "
+            f"format='trials', success={named[0]!r}"
+        )
     if len(columns) == 1 and any(d in columns[0] for d in (";", "\t", "|")):
         hints.append("one column only: is the delimiter something else than a comma?")
     tail = "; ".join(hints)
@@ -298,7 +361,8 @@ def examine(
     if name.endswith(TABLE_SUFFIXES):
         columns = table_columns(path)
         kind = _table_kind(columns)
-        return Source(path, kind, None, explicit, None if kind else explain_table(columns))
+        why = None if kind else explain_table(columns, path if explicit else None)
+        return Source(path, kind, None, explicit, why)
     if name.endswith(JSONL_SUFFIXES):
         if name.startswith("samples_"):
             return Source(path, "lm-eval", None, explicit)

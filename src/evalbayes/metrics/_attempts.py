@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special, stats
+from scipy import special
 
 from evalbayes._core.names import check_count
 
@@ -116,6 +116,8 @@ def g_pass_at_k(n: ArrayLike, c: ArrayLike, k: int, m: int) -> NDArray[np.float6
             f"task at position {bad} has n={int(np.ravel(n_arr)[bad])} < k={k}: the unbiased "
             "estimator needs at least k trials"
         )
+    from scipy import stats  # ~1 s to import: only for g-pass@k
+
     return stats.hypergeom.sf(m - 1, n_arr.astype(np.int64), c_arr.astype(np.int64), k)
 
 

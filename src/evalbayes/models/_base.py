@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 from scipy import sparse
 from scipy.special import gammaln
@@ -50,9 +51,11 @@ from evalbayes._core.names import (
     ESTIMANDS,
     SAMPLER_DEFAULTS,
     Method,
+    check_count,
     check_estimand,
     check_k,
     check_metric,
+    check_nonnegative,
     check_population,
 )
 from evalbayes.data import EvalData
@@ -63,7 +66,9 @@ from evalbayes.inference import (
     resolve_seed,
     run_inference,
 )
+from evalbayes.metrics._attempts import prob_g_pass_at_k
 from evalbayes.results._posterior import Posterior
+from evalbayes.results._prior import PriorPredictive, prior_table
 
 __all__ = [
     "Model",
@@ -74,8 +79,10 @@ __all__ = [
     "couple_to_reference",
     "observed_cells",
     "population_pairing_of",
+    "posterior_mean_rows",
     "require_observed",
     "task_chunks",
+    "unseen_task_reference",
     "weighted_row_average",
 ]
 
@@ -174,6 +181,25 @@ class RowExpectations(NamedTuple):
     task_scale: np.ndarray | None = None
 
 
+def posterior_mean_rows(expected: RowExpectations) -> RowExpectations:
+    """``expected`` with its values (and task factors) replaced by their means over the
+    draws, broadcast back to every draw: each task's posterior mean ``E[f(p[s, t]) | data]``.
+
+    As the pairing's reference (:attr:`Model.pairing_reference`) the ranks then come from the
+    task weights alone. Per-draw values of a system also move with its own parameters (for
+    the Beta-Binomial with one trial per task, ``E[p | mu, kappa, c] = (mu kappa + c) /
+    (kappa + 1)`` swings between ``c`` and ``mu`` as ``kappa`` does, which the data cannot
+    pin down), which no other system shares: in the ranks that noise decouples the systems
+    toward the unpaired interval.
+    """
+    values = np.broadcast_to(expected.values.mean(axis=(0, 1), keepdims=True),
+                             expected.values.shape)
+    scale = expected.task_scale
+    if scale is not None:
+        scale = np.broadcast_to(scale.mean(axis=(0, 1), keepdims=True), scale.shape)
+    return RowExpectations(values, expected.row_of_cell, scale)
+
+
 def weighted_row_average(
     values: np.ndarray,
     row_of_cell: np.ndarray,
@@ -210,6 +236,99 @@ def weighted_row_average(
     for j in range(n_k):
         out[..., j] = np.asarray((row_weight * flat[..., j]) @ to_system) / total
     return out.reshape(chains, draws, n_sys, n_k)
+
+
+#: Numbers per temporary (draws x cells) array of :func:`unseen_task_reference`.
+_CELL_WORK = 4_000_000
+
+
+def unseen_task_reference(
+    values: np.ndarray,
+    row_of_cell: np.ndarray,
+    weights: np.ndarray,
+    concentration: float,
+    seed: int,
+    task_scale: np.ndarray | None = None,
+) -> np.ndarray:
+    """Each system's mean over a Dirichlet-process posterior of the task population whose
+    unseen tasks pair the systems independently, ``(chain, draw, system, k)``.
+
+    The Bayesian bootstrap (:func:`bayesian_bootstrap_weights`, Rubin 1981) is the posterior
+    of the task population under a Dirichlet process of vanishing concentration: the
+    population is the observed tasks, so two systems move together exactly as their results
+    on those tasks do, however few they are. With concentration ``alpha`` (T. S. Ferguson, "A
+    Bayesian analysis of some nonparametric problems", *Annals of Statistics* 1, 1973,
+    209-230) the posterior of the population is ``DP(alpha H + sum_t delta_t)``: observed
+    task ``t`` gets weight ``w_t`` and the unseen tasks the rest, ``(w_1, ..., w_N, w_new) ~
+    Dirichlet(1, ..., 1, alpha)``, spread as a draw ``G ~ DP(alpha, H)``. Here ``H`` is, for
+    each system alone, the empirical distribution of its own task values, and the systems'
+    ``G`` are independent: a new task is like the observed ones for each system, but how the
+    systems' results on it go together is not known. Per draw::
+
+        w_new ~ Beta(alpha, N),   (the observed part, normalised: ``weights``) ~ Dirichlet(1)
+        u_s ~ Dirichlet(alpha / N_s, ..., alpha / N_s) over system s's N_s observed tasks,
+              independently per system (the mean of G ~ DP(alpha, H_s))
+        ref[s] = (1 - w_new) sum_t w_t a_t v[s, t] / sum_t w_t
+                 + w_new sum_t u_st a_t v[s, t]
+
+    with ``v[s, t] = values[row_of_cell[s, t]]`` and ``a`` = ``task_scale`` (default 1);
+    sums over system ``s``'s observed tasks, ``N`` = tasks observed for some system. The split
+    uses the Dirichlet's aggregation property (the normalised observed weights are independent
+    of their total, ``1 - w_new ~ Beta(N, alpha)``), so ``alpha = 0`` returns
+    :func:`weighted_row_average` of ``weights`` exactly, and ``weights`` are not redrawn.
+
+    For one system the weights of its tasks are then Dirichlet(1 + alpha / N) (with ``N_s =
+    N``): the mean is the observed mean and the variance ``S_s^2 / (N + alpha + 1)``
+    (``S^2`` the tasks' population variance of ``v``). Across systems only the shared
+    ``w`` links them: the covariance is ``S_AB N / ((N + alpha)(N + alpha + 1))``, so the
+    correlation of two systems' references is the observed tasks' correlation of their
+    values times ``N / (N + alpha)``. Coupling draws to these ranks
+    (:func:`couple_to_reference`) loosens the pairing by that factor: toward the unpaired
+    population at a few tasks, unchanged as ``N`` grows. Deterministic given ``seed``.
+
+    Parameters
+    ----------
+    values, row_of_cell, weights, task_scale
+        As in :func:`weighted_row_average`.
+    concentration : float
+        ``alpha >= 0``, in units of tasks: the weight of the unseen tasks against ``N``
+        observed ones.
+    seed : int
+        Seeds ``w_new`` and ``u`` (streams ``[seed, 19]``; the weights' own is ``[seed, 17]``).
+    """
+    alpha = check_nonnegative(concentration, "unseen_tasks")
+    seen = row_of_cell >= 0
+    if not seen.any(axis=1).all():
+        raise ValueError("every system needs an observed task for the unseen-task reference")
+    paired = weighted_row_average(values, row_of_cell, weights, task_scale)
+    if alpha == 0.0:
+        return paired
+    chains, draws, _, n_k = values.shape
+    n_sys = row_of_cell.shape[0]
+    rng = np.random.default_rng([int(seed), 19])
+    new_share = rng.beta(alpha, int(seen.any(axis=0).sum()), size=(chains * draws, 1, 1))
+    s_idx, t_idx = np.nonzero(seen)  # row-major: the cells of each system are contiguous
+    starts = np.searchsorted(s_idx, np.arange(n_sys))
+    shape = alpha / seen.sum(axis=1)[s_idx]  # Dirichlet(alpha / N_s, ...) per cell
+    cell_row = row_of_cell[s_idx, t_idx]
+    flat = values.reshape(chains * draws, -1, n_k)
+    scale = None if task_scale is None else task_scale.reshape(chains * draws, -1)
+    own = np.empty((chains * draws, n_sys, n_k))
+    step = max(1, _CELL_WORK // max(1, len(s_idx) * n_k))
+    for start in range(0, chains * draws, step):
+        block = slice(start, min(chains * draws, start + step))
+        size = (block.stop - block.start, len(s_idx))
+        # Gamma(a) = Gamma(a + 1) U^(1 / a), on the log scale: no underflow at small a
+        log_u = np.log(rng.standard_gamma(shape + 1.0, size)) + np.log(rng.random(size)) / shape
+        u = np.exp(log_u - np.maximum.reduceat(log_u, starts, axis=1)[:, s_idx])
+        total = np.add.reduceat(u, starts, axis=1)  # (block, system)
+        if scale is not None:
+            u = u * scale[block][:, t_idx]
+        cell_values = flat[block][:, cell_row, :]  # (block, cell, k)
+        own[block] = np.add.reduceat(u[..., None] * cell_values, starts, axis=1) / total[..., None]
+    own = own.reshape(chains, draws, n_sys, n_k)
+    new_share = new_share.reshape(chains, draws, 1, 1)
+    return (1.0 - new_share) * paired + new_share * own
 
 
 @dataclass(frozen=True)
@@ -334,6 +453,21 @@ class Model(ABC):
         return "none"
 
     @property
+    def pairing_concentration(self) -> float:
+        """The Dirichlet-process concentration ``alpha`` of the tasks not yet seen in the
+        ``"coupled"`` pairing (:func:`unseen_task_reference`; default 0: the Bayesian
+        bootstrap of the observed tasks)."""
+        return 0.0
+
+    @property
+    def pairing_reference(self) -> str:
+        """Which task values the ``"coupled"`` pairing's ranks weigh: ``"draws"`` (default:
+        :meth:`row_expectations` of each draw) or ``"posterior-mean"`` (their mean over the
+        draws, :func:`posterior_mean_rows`): for models whose per-draw task values move with
+        parameters no other system shares, which would decouple the systems."""
+        return "draws"
+
+    @property
     def description(self) -> str:
         """The model's name with the settings that change what it can report."""
         return self.name
@@ -437,18 +571,60 @@ class Model(ABC):
                 )
                 expected = (self.row_expectations(posterior, data, k, metric)
                             if pairing == "coupled" else None)
+                if expected is not None and self.pairing_reference == "posterior-mean":
+                    expected = posterior_mean_rows(expected)
                 if expected is None:
+                    if pairing == "coupled" and self.pairing_concentration > 0:
+                        raise ValueError(f"{self.description}: unseen tasks in the pairing "
+                                         "need the row_expectations hook")
                     bootstrap = self._tasks_curve(posterior, data, k, metric, False, seed,
                                                   weights)
                 else:
-                    bootstrap = weighted_row_average(
-                        expected.values, expected.row_of_cell, weights, expected.task_scale
+                    bootstrap = unseen_task_reference(
+                        expected.values, expected.row_of_cell, weights,
+                        self.pairing_concentration, seed, expected.task_scale,
                     )
                 values = bootstrap if pairing == "bootstrap" else couple_to_reference(
                     values, bootstrap
                 )
         else:
-            values = self._tasks_curve(posterior, data, k, metric, per_task, seed)
+            values = self._tasks_curves(posterior, data, k, (metric,), per_task, seed)[metric]
+        return self._curve_array(posterior, data, k, values, per_task, metric)
+
+    def curves(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metrics: tuple[str, ...],
+        estimand: str,
+        seed: int = 0,
+    ) -> dict[str, xr.DataArray]:
+        """:meth:`curve` of several metrics at once, ``metric -> (chain, draw, system, k)``.
+
+        The "tasks" estimand of every metric comes from one set of rate draws
+        (:meth:`_tasks_curves`: pass@k and pass^k are two functions of the same latent
+        rates), and each metric's draws are those :meth:`curve` gives for it alone with the
+        same seed; other estimands are :meth:`curve` per metric.
+        """
+        metrics = tuple(dict.fromkeys(check_metric(m) for m in metrics))
+        if estimand != "tasks" or len(metrics) < 2:
+            return {m: self.curve(posterior, data, k, m, estimand, False, seed) for m in metrics}
+        check_estimand(estimand, self.estimands(), self.description)
+        k = check_k(k)
+        values = self._tasks_curves(posterior, data, k, metrics, False, seed)
+        return {m: self._curve_array(posterior, data, k, values[m], False, m) for m in metrics}
+
+    @staticmethod
+    def _curve_array(
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        values: np.ndarray,
+        per_task: bool,
+        metric: str,
+    ) -> xr.DataArray:
+        """Label curve draws with the fit's chains, draws, systems[, tasks] and k."""
         dims = ("chain", "draw", "system", "task", "k") if per_task else (
             "chain", "draw", "system", "k"
         )
@@ -462,6 +638,52 @@ class Model(ABC):
             coords["task"] = data.dataset["task"].values
         return xr.DataArray(values, dims=dims, coords=coords, name=metric)
 
+    def _tasks_curves(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        metrics: tuple[str, ...],
+        per_task: bool,
+        seed: int,
+        weights: np.ndarray | None = None,
+    ) -> dict[str, np.ndarray]:
+        """Each system's average of ``f(p)`` over its observed tasks, per draw, for every
+        metric from the same draws of :meth:`rates`; with ``weights`` (chain, draw, task) a
+        weighted average (the Bayesian bootstrap). Models with a faster exact route override
+        it (the NumPy path stays :meth:`_tasks_curve`)."""
+        observed = data.n.values > 0
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        n_sys, n_task = observed.shape
+        shape = ((chains, draws, n_sys, n_task, len(k)) if per_task
+                 else (chains, draws, n_sys, len(k)))
+        out = {m: np.full(shape, np.nan) if per_task else np.zeros(shape) for m in metrics}
+        for tasks in task_chunks(chains * draws, n_sys, n_task):
+            p = self.rates(posterior, data, seed, tasks)
+            seen = observed[:, tasks]
+            for metric in metrics:
+                # log(1 - p) (pass@k) or log p (pass^k) once per chunk, then one exp per k.
+                with np.errstate(divide="ignore"):
+                    log_base = np.log1p(-p) if metric == "pass@k" else np.log(p)
+                for j, kj in enumerate(k):
+                    scaled = kj * log_base
+                    f = -np.expm1(scaled) if metric == "pass@k" else np.exp(scaled)
+                    if per_task:
+                        out[metric][:, :, :, tasks, j] = np.where(seen, f, np.nan)
+                    elif weights is None:
+                        out[metric][..., j] += np.einsum("cdst,st->cds", f, seen.astype(float))
+                    else:
+                        out[metric][..., j] += np.einsum(
+                            "cdst,st,cdt->cds", f, seen.astype(float), weights[:, :, tasks]
+                        )
+        if per_task:
+            return out
+        if weights is None:
+            total = observed.sum(axis=1)[None, None, :, None]
+        else:
+            total = np.einsum("st,cdt->cds", observed.astype(float), weights)[..., None]
+        return {m: values / total for m, values in out.items()}
+
     def _tasks_curve(
         self,
         posterior: xr.Dataset,
@@ -472,37 +694,11 @@ class Model(ABC):
         seed: int,
         weights: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Each system's average of ``f(p)`` over its observed tasks, per draw; with
-        ``weights`` (chain, draw, task) a weighted average (the Bayesian bootstrap)."""
-        observed = data.n.values > 0
-        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
-        n_sys, n_task = observed.shape
-        if per_task:
-            out = np.full((chains, draws, n_sys, n_task, len(k)), np.nan)
-        else:
-            out = np.zeros((chains, draws, n_sys, len(k)))
-        for tasks in task_chunks(chains * draws, n_sys, n_task):
-            p = self.rates(posterior, data, seed, tasks)
-            seen = observed[:, tasks]
-            # log(1 - p) (pass@k) or log p (pass^k) once per chunk, then one exp per k.
-            with np.errstate(divide="ignore"):
-                log_base = np.log1p(-p) if metric == "pass@k" else np.log(p)
-            for j, kj in enumerate(k):
-                scaled = kj * log_base
-                f = -np.expm1(scaled) if metric == "pass@k" else np.exp(scaled)
-                if per_task:
-                    out[:, :, :, tasks, j] = np.where(seen, f, np.nan)
-                elif weights is None:
-                    out[..., j] += np.einsum("cdst,st->cds", f, seen.astype(float))
-                else:
-                    out[..., j] += np.einsum(
-                        "cdst,st,cdt->cds", f, seen.astype(float), weights[:, :, tasks]
-                    )
-        if per_task:
-            return out
-        if weights is None:
-            return out / observed.sum(axis=1)[None, None, :, None]
-        return out / np.einsum("st,cdt->cds", observed.astype(float), weights)[..., None]
+        """The NumPy path of :meth:`_tasks_curves` for one metric (from :meth:`rates`, whatever
+        a model overrides): the Bayesian bootstrap's route and the reference of the faster
+        ones."""
+        return Model._tasks_curves(self, posterior, data, k, (metric,), per_task, seed,
+                                   weights)[metric]
 
     def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray:
         """Draws of every cell's success probability, dims ``(chain, draw, system, task)``."""
@@ -554,6 +750,110 @@ class Model(ABC):
         n = np.broadcast_to(data.n.values, p.shape)
         c_rep = rng.binomial(n, np.clip(p.values, 0.0, 1.0))
         return xr.DataArray(c_rep, dims=p.dims, coords=p.coords, name="c")
+
+    # --------------------------------------------------------------- prior predictive
+    def prior_draws(self, data: EvalData, draws: int = 1000, seed: int = 0) -> xr.Dataset:
+        """Draws of the model's parameters from their prior, on ``data``'s shape (systems,
+        tasks, trials), dims ``(chain, draw, ...)`` with one chain, like a posterior.
+
+        PyMC's forward sampling of :meth:`build` (``pymc.sample_prior_predictive``); the
+        likelihood terms (``pm.Potential``) are left out, which is the prior.
+        """
+        import warnings
+
+        import pymc as pm
+
+        draws = check_count(draws, "draws")
+        graph = self.build(self.inputs(data))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*Potential.*")
+            tree = pm.sample_prior_predictive(
+                draws=draws, model=graph, var_names=self.posterior_vars(data),
+                random_seed=seed,
+            )
+        prior = tree["prior"].to_dataset() if hasattr(tree, "children") else tree.prior
+        return self.label_dims(prior[self.posterior_vars(data)], data)
+
+    def prior_predictive(
+        self, data: EvalData, k: Any = (1, 8), draws: int = 1000, seed: int = 0
+    ) -> PriorPredictive:
+        """Prior predictive check: the population pass@k per system implied by the prior alone
+        (:meth:`prior_draws` through :meth:`population_curve`), and the pass@1 difference of
+        two systems, beside the data's observed pass@1 (:class:`~evalbayes.results.
+        PriorPredictive`). Run it before fitting: a prior whose mass sits far from the data's
+        range, or piles up at 0 and 1, decides small-sample answers.
+        """
+        if "population" not in self.estimands():
+            raise ValueError(f"{self.description} has no population estimand to check")
+        self.check_data(data)
+        ks = check_k(k)
+        prior = self.prior_draws(data, draws, seed)
+        values = self.population_curve(prior, data, ks, "pass@k")[0]  # (draw, system, k)
+        systems = data.dataset["system"].values
+        curve = xr.DataArray(values, dims=("draw", "system", "k"),
+                             coords={"draw": np.arange(values.shape[0]), "system": systems,
+                                     "k": ks}, name="pass@k")
+        first = int(np.argmin(ks))
+        difference = xr.DataArray(values[:, 1, first] - values[:, 0, first] if len(systems) > 1
+                                  else np.zeros(0), dims=("draw",), name="difference")
+        n, c = data.n.values, data.c.values
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = np.nanmean(np.where(n > 0, c / np.where(n > 0, n, 1), np.nan), axis=1)
+        table = prior_table(curve, pd.Series(observed, index=systems))
+        return PriorPredictive(model=self.description, curve=curve, difference=difference,
+                               table=table, draws=int(values.shape[0]))
+
+    # --------------------------------------------------------------- g-pass@k (template)
+    def population_rates(self, posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray] | None:
+        """The task population as a discrete distribution of success rates, ``(rates,
+        weights)`` with ``weights`` (chain, draw, system, len(rates)) summing to 1 (optional
+        hook; default None: the model's population is not a distribution on a fixed grid).
+        With it, :meth:`g_pass_curve` has a ``"population"`` estimand."""
+        return None
+
+    def g_pass_curve(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        m: np.ndarray,
+        estimand: str,
+        seed: int = 0,
+    ) -> np.ndarray:
+        """g-pass@k draws, ``(chain, draw, system, k)``: the probability that at least
+        ``m[j]`` of ``k[j]`` attempts succeed, ``G(p) = P(Bin(k, p) >= m) = I_p(m, k - m + 1)``
+        (Liu et al. 2024, arXiv 2412.13147), averaged over each system's observed tasks
+        (``"tasks"``, from the :meth:`rates` draws, so the same seed gives the draws of the
+        pass@k curves) or over the task population (``"population"``: ``sum_j w_j G(p_j)``
+        over :meth:`population_rates`; the systems' draws are not paired through the tasks).
+        ``m = 1`` is pass@k and ``m = k`` pass^k.
+        """
+        check_estimand(estimand, self.estimands(), self.description)
+        k = check_k(k)
+        m = np.asarray(m, dtype=float)
+
+        def g(p: np.ndarray) -> np.ndarray:
+            pairs = zip(k, m, strict=True)
+            return np.stack([prob_g_pass_at_k(p, int(kj), int(mj)) for kj, mj in pairs], axis=-1)
+
+        if estimand == "population":
+            population = self.population_rates(posterior)
+            if population is None:
+                raise ValueError(
+                    f"{self.description} has no population g-pass@k (its task population is "
+                    "not a distribution on a grid of rates); use estimand='tasks', or the "
+                    "rate-grid model"
+                )
+            rates, weights = population
+            return weights @ g(rates)
+        observed = data.n.values > 0
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        n_sys, n_task = observed.shape
+        out = np.zeros((chains, draws, n_sys, len(k)))
+        for tasks in task_chunks(chains * draws, n_sys, n_task):
+            p = np.clip(self.rates(posterior, data, seed, tasks), 0.0, 1.0)
+            out += np.einsum("cdstk,st->cdsk", g(p), observed[:, tasks].astype(float))
+        return out / observed.sum(axis=1)[None, None, :, None]
 
 
 def require_observed(data: EvalData) -> None:

@@ -103,6 +103,34 @@ HIGHLIGHT_DEFAULT = 5
 LEGEND_INSIDE_MAX = 6
 
 
+def ranking_k(draws: xr.DataArray) -> float:
+    """The k at which :func:`rank_systems` ranks: 1 when the grid has it, else the smallest k
+    that no system extrapolates (k <= its trials), else the smallest k."""
+    ks = draws["k"].values.astype(float)
+    if 1.0 in ks:
+        return 1.0
+    if "extrapolated" in draws.coords:
+        flags = draws.coords["extrapolated"]
+        observed = ~np.asarray(flags.any("system").values if "system" in flags.dims else flags,
+                               bool)
+        if observed.any():
+            return float(ks[observed].min())
+    return float(ks.min())
+
+
+def rank_systems(draws: xr.DataArray) -> list[str]:
+    """Systems by posterior median at :func:`ranking_k`, best first (ties: in given order).
+
+    An observed k, never an extrapolated one: at k far beyond the trials run, every value
+    rests on the model's assumed rate distribution, and the systems best on the data would
+    go unnamed (issue 28).
+    """
+    k = ranking_k(draws)
+    top = draws.sel(k=k).median(("chain", "draw"))
+    names = [str(s) for s in draws["system"].values]
+    return sorted(names, key=lambda s: -float(top.sel(system=s)))
+
+
 def _log2_axis(ax: Axes, ks: np.ndarray) -> None:
     ax.set_xscale("log", base=2)
     ticks = ks if len(ks) <= 12 else 2.0 ** np.arange(
@@ -150,10 +178,8 @@ def _plot_curves(
     alphas = np.linspace(0.12, 0.3, len(probs))  # wider band, lighter
     handles: list[Any] = []
     if highlight is None and len(chosen) > MANY_SYSTEMS:
-        # leaderboard size: the top systems by posterior median at the largest k stand out
-        top = draws.sel(k=ks.max()).median(("chain", "draw"))
-        ranked = sorted(chosen, key=lambda s: -float(top.sel(system=s)))
-        highlight = ranked[:HIGHLIGHT_DEFAULT]
+        # leaderboard size: the top systems stand out, ranked where the data speak
+        highlight = rank_systems(draws.sel(system=chosen))[:HIGHLIGHT_DEFAULT]
     if highlight is not None:
         unknown = sorted(set(highlight) - set(chosen))
         if unknown:
@@ -270,9 +296,10 @@ def plot_pass_at_k(
         Systems to draw, in order (default all).
     highlight : sequence of str, optional
         Systems drawn in colour with bands; the others become thin grey median lines (a
-        grey field). Default: none above 8 systems, the top 5 by posterior median at the
-        largest k from 9 systems on. The legend moves outside the axes when it has more than
-        6 entries.
+        grey field). Default: none up to 8 systems; from 9 systems on, the top 5 by
+        posterior median at k = 1 (or the smallest k that every system ran, when the grid
+        has no k = 1): ranked on observed trials, never on an extrapolation. The legend
+        moves outside the axes when it has more than 6 entries.
 
     Returns
     -------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -68,6 +68,10 @@ class ReportContext:
     seed: int
     ci_prob: float = CI_PROB
     rope: float = ROPE
+    #: (metric, estimand, k) -> :meth:`summary`, computed once for all sections
+    _summaries: dict[tuple[str, str, int], dict[str, tuple[float, float, float]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def estimands(self) -> tuple[str, ...]:
@@ -92,17 +96,21 @@ class ReportContext:
 
     def summary(self, metric: str, estimand: str, k: int) -> dict[str, tuple[float, float, float]]:
         """Per system: posterior mean, lower and upper ``ci_prob`` equal-tailed bound at k."""
+        key = (metric, estimand, k)
+        if key in self._summaries:
+            return dict(self._summaries[key])
         draws = self.curve(metric, estimand)
         if draws is None:
             return {}
-        sel = draws.sel(k=float(k))
+        sel = draws.sel(k=float(k)).transpose("chain", "draw", "system")
         lower, upper = credible_interval(sel, self.ci_prob, "eti")
-        mean = sel.mean(("chain", "draw"))
-        return {
-            str(s): (float(mean.sel(system=s)), float(lower.sel(system=s)),
-                     float(upper.sel(system=s)))
-            for s in sel["system"].values
-        }  # fmt: skip
+        mean = sel.mean(("chain", "draw")).values
+        self._summaries[key] = {
+            str(s): (float(m), float(lo), float(hi))
+            for s, m, lo, hi in zip(sel["system"].values, mean, lower.values, upper.values,
+                                    strict=True)
+        }
+        return dict(self._summaries[key])
 
     def ranking(self) -> list[str]:
         """Systems by posterior mean pass@1 (these tasks), best first; ties in data order."""
@@ -142,9 +150,9 @@ def make_context(data: EvalData, posterior: Posterior, seed: int) -> ReportConte
         ci_prob=CI_PROB,
     )
     curves = {
-        (metric, estimand): posterior.curve(metric, list(ks), estimand=estimand)
-        for metric in METRICS
+        (metric, estimand): draws
         for estimand in posterior.model.estimands()
+        for metric, draws in posterior.curves(METRICS, list(ks), estimand=estimand).items()
     }
     return ReportContext(
         data=data, posterior=posterior, crosscheck=check, ks=ks, curves=curves, seed=seed

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from evalbayes._core.names import default_estimand
 from evalbayes.frequentist import (
     McNemarMDE,
     holm,
@@ -47,7 +48,7 @@ from evalbayes.report._context import N_RESAMPLES, ReportContext
 from evalbayes.report._document import Block, Callout, Figure, Section, Strong, Table, paragraph
 from evalbayes.report._figures import new_figure, report_style, to_png
 from evalbayes.report._format import fmt_p, fmt_signed, fmt_signed_interval
-from evalbayes.results._comparison import Comparison
+from evalbayes.results._comparison import Comparison, shared_task_note
 
 __all__ = [
     "ALL_PAIRS_MAX",
@@ -83,11 +84,14 @@ class PairResult:
     p_rope: float
     p_beyond_rope: float
     bayes_verdict: str
-    # Bayesian, "tasks like these" (NaN when the model has no population)
+    # Bayesian, "tasks like these" (NaN, and verdict "n/a", when the model has no population)
     p_superior_population: float
     diff_population_mean: float
     diff_population_lower: float
     diff_population_upper: float
+    p_rope_population: float
+    p_beyond_rope_population: float
+    bayes_verdict_population: str
     # frequentist, paired on shared tasks
     difference: float
     lower: float
@@ -162,9 +166,12 @@ def compare_pairs(ctx: ReportContext, pairs: list[tuple[str, str]]) -> list[Pair
                 float(np.mean(diff_pop > 0)),
                 float(diff_pop.mean()),
                 *np.quantile(diff_pop, [(1 - ctx.ci_prob) / 2, (1 + ctx.ci_prob) / 2]),
+                float(np.mean(np.abs(diff_pop) < ctx.rope)),
+                float(np.mean(diff_pop > ctx.rope)),
             )
+            verdict_pop = bayes_verdict(pop[0], pop[4], pop[5], ctx.rope)
         else:
-            pop = (np.nan,) * 4
+            pop, verdict_pop = (np.nan,) * 6, "n/a"
         paired = ctx.data.paired(a, b)
         comp = paired_comparison(
             paired.rates_a,
@@ -192,6 +199,9 @@ def compare_pairs(ctx: ReportContext, pairs: list[tuple[str, str]]) -> list[Pair
                 diff_population_mean=float(pop[1]),
                 diff_population_lower=float(pop[2]),
                 diff_population_upper=float(pop[3]),
+                p_rope_population=float(pop[4]),
+                p_beyond_rope_population=float(pop[5]),
+                bayes_verdict_population=verdict_pop,
                 difference=comp.difference,
                 lower=comp.interval.lower,
                 upper=comp.interval.upper,
@@ -225,16 +235,32 @@ def _mde_text(mde: float | None) -> str:
     return "-" if mde is None else f"{mde:.3f}"
 
 
+def _population_first(ctx: ReportContext) -> bool:
+    """Whether the main table's Bayesian columns are the population's (the default estimand of
+    :func:`~evalbayes.results.compare` where the model has one)."""
+    return default_estimand(ctx.estimands) == "population"
+
+
+def _bayes_main(r: PairResult, population: bool) -> tuple[float, float, float, float, float,
+                                                          str]:
+    """Mean, interval, P(B > A), P(ROPE) and verdict of the main table's estimand."""
+    if population:
+        return (r.diff_population_mean, r.diff_population_lower, r.diff_population_upper,
+                r.p_superior_population, r.p_rope_population, r.bayes_verdict_population)
+    return r.diff_mean, r.diff_lower, r.diff_upper, r.p_superior, r.p_rope, r.bayes_verdict
+
+
 def _main_table(ctx: ReportContext, results: list[PairResult]) -> Table:
     pct = f"{ctx.ci_prob:.0%}"
+    population = _population_first(ctx)
     rows = [
         [
             r.system,
             r.baseline,
-            f"{fmt_signed(r.diff_mean)} {fmt_signed_interval(r.diff_lower, r.diff_upper)}",
-            fmt_p(r.p_superior),
-            fmt_p(r.p_rope),
-            r.bayes_verdict,
+            f"{fmt_signed(main[0])} {fmt_signed_interval(main[1], main[2])}",
+            fmt_p(main[3]),
+            fmt_p(main[4]),
+            main[5],
             f"{fmt_signed(r.difference)} {fmt_signed_interval(r.lower, r.upper)}",
             fmt_p(r.sign_flip_p),
             fmt_p(r.holm_p),
@@ -243,6 +269,7 @@ def _main_table(ctx: ReportContext, results: list[PairResult]) -> Table:
             _mde_text(r.mde_paired),
         ]
         for r in results
+        for main in [_bayes_main(r, population)]
     ]
     return Table.build(
         "pairs",
@@ -253,7 +280,9 @@ def _main_table(ctx: ReportContext, results: list[PairResult]) -> Table:
             "frequentist verdict (Holm)", "MDE (80% power)",
         ],
         rows,
-        caption="pass@1, B - A on these tasks: Bayesian (left) and frequentist (right) verdicts",
+        caption=("pass@1, B - A: Bayesian verdict on "
+                 + ("tasks like these (left)" if population else "these tasks (left)")
+                 + ", frequentist on these tasks (right)"),
         numeric=[False, False, True, True, True, False, True, True, True, True, False, True],
     )  # fmt: skip
 
@@ -381,14 +410,24 @@ def _forest_figure(ctx: ReportContext) -> Figure:
     )
 
 
-def _direction(result: PairResult) -> tuple[str | None, str | None]:
-    """Which system each verdict favours: ("B" | "A" | None) for Bayes and frequentist."""
+def _direction(result: PairResult, population: bool) -> tuple[str | None, str | None]:
+    """Which system each verdict favours: ("B" | "A" | None) for Bayes (the main table's
+    estimand) and frequentist."""
+    verdict = _bayes_main(result, population)[5]
     bayes = (
-        "B" if result.bayes_verdict.startswith("B better")
-        else "A" if result.bayes_verdict == "A better" else None
+        "B" if verdict.startswith("B better")
+        else "A" if verdict == "A better" else None
     )  # fmt: skip
     freq = {"better": "B", "worse": "A"}.get(result.holm_verdict)
     return bayes, freq
+
+
+def _few_tasks_text(ctx: ReportContext, population: bool) -> str:
+    """"The comparisons rest on N shared tasks" and, below 30, why that widens them."""
+    lines = [line.strip() for line in shared_task_note(
+        ctx.posterior, list(ctx.systems), "population" if population else "tasks")]
+    text = "; ".join(lines).replace("rests on", "rest on", 1)
+    return f"The comparisons {text}." if text else ""
 
 
 def pairs_section(ctx: ReportContext) -> Section:
@@ -400,6 +439,7 @@ def pairs_section(ctx: ReportContext) -> Section:
         )  # fmt: skip
     pairs = select_pairs(ctx)
     results = compare_pairs(ctx, pairs)
+    population = _population_first(ctx)
     blocks: list[Block] = [
         paragraph(
             "Each pair is compared on pass@1, B - A, with B the system of higher posterior "
@@ -421,6 +461,14 @@ def pairs_section(ctx: ReportContext) -> Section:
             f"across the {len(results)} pairs shown (Holm 1979). McNemar's exact "
             "test uses each task's majority outcome.",
         ),
+        paragraph(
+            "The Bayesian verdict is on ",
+            Strong("tasks like these" if population else "these tasks"),
+            (" (the population estimand: would B beat A on more tasks of this kind; the "
+             "frequentist columns, like 'these tasks', are about the tasks run). "
+             if population else ". "),
+            _few_tasks_text(ctx, population),
+        ),
         _main_table(ctx, results),
         paragraph(
             Strong("Minimum detectable effect. "),
@@ -435,7 +483,7 @@ def pairs_section(ctx: ReportContext) -> Section:
         _frequentist_table(results),
         _by_k_table(ctx, pairs),
     ]
-    disagree = [r for r in results if _direction(r)[0] != _direction(r)[1]]
+    disagree = [r for r in results if _direction(r, population)[0] != _direction(r, population)[1]]
     if disagree:
         names = "; ".join(f"{r.system} vs {r.baseline}" for r in disagree)
         blocks.insert(

@@ -13,14 +13,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalbayes._core.names import APPROXIMATION_KIND
+from evalbayes._core.names import APPROXIMATION_KIND, LABEL_WIDTH, label_key
 from evalbayes.plots import plot_pass_at_k, plot_pass_hat_k, plot_system_forest
 from evalbayes.report._context import ReportContext
-from evalbayes.report._document import Block, Code, Figure, Section, Strong, Table, paragraph
+from evalbayes.report._document import (
+    Block,
+    Callout,
+    Code,
+    Figure,
+    Section,
+    Strong,
+    Table,
+    paragraph,
+)
 from evalbayes.report._figures import new_figure, report_style, to_png
 from evalbayes.report._format import fmt, fmt_interval
 from evalbayes.results._comparison import Comparison
-from evalbayes.results._extrapolation import max_trials
+from evalbayes.results._extrapolation import max_trials, one_trial_note
 
 __all__ = ["MAX_CURVE_SYSTEMS", "TABLE_TOP", "curves_section", "systems_section"]
 
@@ -110,6 +119,13 @@ def systems_section(ctx: ReportContext) -> Section:
             "highest pass@1 on these tasks.",
         ),
     ]
+    key = label_key(ctx.systems)
+    if key:
+        blocks.append(Table.build(
+            "label-key", ["label in the figures", "system"], key,
+            caption=f"Names longer than {LABEL_WIDTH} characters are shortened in the figures "
+            "(head…tail and #six hex digits of the full name); the tables show full names",
+        ))  # fmt: skip
     if len(ctx.systems) > MAX_CURVE_SYSTEMS:
         blocks.append(_system_forest_figure(ctx))
     if ctx.posterior.approximate:
@@ -202,9 +218,14 @@ def _k_table(ctx: ReportContext) -> Table:
         rows,
         caption="pass@k and pass^k: unbiased estimates (k <= n) and posterior mean [interval]; "
         f"{EXTRAPOLATED_MARK} k beyond the most trials the system ran on any task "
-        "(extrapolation)" + _collapsed_note(ctx, shown),
+        "(extrapolation)" + _one_trial_caption(ctx) + _collapsed_note(ctx, shown),
         numeric=[False] + [True] * 7,
     )  # fmt: skip
+
+
+def _one_trial_caption(ctx: ReportContext) -> str:
+    note = one_trial_note(ctx.posterior.data, ctx.ks)
+    return f". {note[0].upper()}{note[1:].rstrip('.')}" if note else ""
 
 
 def _curve_figure(ctx: ReportContext, metric: str) -> Figure:
@@ -259,6 +280,10 @@ def curves_section(ctx: ReportContext) -> Section:
         _curve_figure(ctx, "pass@k"),
         _curve_figure(ctx, "pass^k"),
     ]
+    note = one_trial_note(ctx.posterior.data, ctx.ks)
+    if note:  # said where the numbers are, not only on stderr when the fit ran
+        blocks.insert(1, Callout("warning", "pass@k for k > 1 is the prior's here",
+                                 (note[0].upper() + note[1:],)))
     if len(ctx.systems) > MAX_CURVE_SYSTEMS:
         blocks.append(
             paragraph(

@@ -20,6 +20,7 @@ from evalbayes.results._posterior import (
     Posterior,
     PosteriorPredictiveCheck,
 )
+from evalbayes.results._prior import PriorPredictive
 
 __all__ = [
     "FIT_FORMAT",
@@ -29,6 +30,7 @@ __all__ = [
     "FittedModel",
     "Posterior",
     "PosteriorPredictiveCheck",
+    "PriorPredictive",
     "compare",
     "compare_models",
     "convergence_diagnostics",

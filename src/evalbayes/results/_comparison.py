@@ -41,11 +41,12 @@ from evalbayes._core.names import (
     check_k,
     check_metric,
     check_systems,
+    default_estimand,
 )
 from evalbayes._core.rendering import Rendered, jsonable
 from evalbayes.results._posterior import Posterior
 
-__all__ = ["Comparison", "compare"]
+__all__ = ["FEW_SHARED_TASKS", "Comparison", "compare", "shared_task_note", "shared_tasks"]
 STAT_NAMES = (
     "p_superior",
     "p_tie",
@@ -157,6 +158,44 @@ def _rank_probabilities(values: np.ndarray) -> np.ndarray:
             )
             out[s, j] = np.cumsum(start - stop)[:n_sys] / n_draws
     return out
+
+
+#: Below this many tasks shared by a pair, the comparison's text says the interval rests on few
+#: tasks (``benchmarks/validity/``, paired comparisons at 10-20 tasks).
+FEW_SHARED_TASKS = 30
+
+
+def shared_tasks(posterior: Posterior, systems: list[str]) -> int:
+    """The fewest tasks that any pair of ``systems`` both ran (``n > 0``) in the fit's data."""
+    index = [posterior.data.systems.index(s) for s in systems]
+    seen = posterior.data.n.values[index] > 0
+    both = seen.astype(int) @ seen.T.astype(int)
+    return int(both[np.triu_indices(len(index), 1)].min())
+
+
+def shared_task_note(posterior: Posterior, systems: list[str], estimand: str) -> list[str]:
+    """How many tasks the comparison rests on and, below :data:`FEW_SHARED_TASKS`, why its
+    population interval is wide (lines of text; empty for a single system)."""
+    if len(systems) < 2:
+        return []
+    shared = shared_tasks(posterior, systems)
+    lines = [f"rests on {shared} tasks shared by every pair" if len(systems) > 2
+             else f"rests on {shared} shared tasks"]
+    if shared < FEW_SHARED_TASKS:
+        if estimand == "population":
+            alpha = getattr(posterior.model, "pairing_concentration", 0.0)
+            unseen = (f" and allows for unseen tasks unlike these (weight {alpha:g} tasks)"
+                      if alpha > 0 else "")
+            lines.append(
+                f"  fewer than {FEW_SHARED_TASKS} tasks: the interval leans on the model's "
+                f"prior{unseen}, and is wider for that reason; a few more tasks narrow it most"
+            )
+        else:
+            lines.append(
+                f"  fewer than {FEW_SHARED_TASKS} tasks: estimand 'tasks' is about these tasks "
+                "only; the whole benchmark can differ by more (estimand 'population')"
+            )
+    return lines
 
 
 @dataclass(frozen=True, eq=False)
@@ -425,6 +464,8 @@ class Comparison(Rendered):
         )
         if self.label:
             lines.append(f"fit: {self.label}")
+        if self.posterior is not None and self.unit_dim == "system":
+            lines += shared_task_note(self.posterior, self.systems, self.estimand)
         lines.append(
             f"{len(self.systems)} systems; ROPE |B - A| < {self.rope:g}; "
             f"{self.ci_prob:.0%} {kind_text} intervals; "
@@ -497,7 +538,7 @@ def compare(
     posterior: Posterior,
     metric: str = "pass@k",
     k: Any = 1,
-    estimand: str = "tasks",
+    estimand: str | None = None,
     rope: float = 0.01,
     ci_prob: float = 0.95,
     kind: IntervalKind = "eti",
@@ -513,8 +554,11 @@ def compare(
         Metric compared.
     k : int or sequence of int
         Attempts; one comparison per k.
-    estimand : {"tasks", "population"}
-        These tasks or tasks like these; must be one the model provides.
+    estimand : {"tasks", "population"}, optional
+        These tasks or tasks like these; must be one the model provides. Default
+        ``"population"`` where the model has it, else ``"tasks"``
+        (:func:`~evalbayes._core.names.default_estimand`: judged against the whole benchmark,
+        "tasks" intervals of a difference measured on 10-100 of its tasks cover 0.60-0.67).
     rope : float
         Half-width of the region of practical equivalence, ``>= 0``.
     ci_prob : float
@@ -535,6 +579,8 @@ def compare(
             "for bare draws use Comparison.from_draws"
         )
     metric = check_metric(metric)
+    if estimand is None:
+        estimand = default_estimand(posterior.model.estimands())
     check_estimand(estimand, posterior.model.estimands(), posterior.label)
     _check_settings(rope, ci_prob, kind)
     posterior.warn_if_unconverged("compare")

@@ -23,7 +23,7 @@ import html
 import itertools
 import json
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -48,7 +48,13 @@ from evalbayes._version import __version__
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, config_hash
 from evalbayes.io import OneTaskWarning
-from evalbayes.results._diagnostics import ConvergenceWarning, Diagnostics, convergence_diagnostics
+from evalbayes.metrics._attempts import g_pass_m
+from evalbayes.results._diagnostics import (
+    ConvergenceWarning,
+    Diagnostics,
+    convergence_diagnostics,
+    warn_unconverged,
+)
 from evalbayes.results._extrapolation import extrapolated
 from evalbayes.results._fingerprint import fit_fingerprint
 
@@ -81,6 +87,16 @@ class FittedModel(Protocol):
         per_task: bool,
         seed: int = 0,
     ) -> xr.DataArray: ...
+
+    def g_pass_curve(
+        self,
+        posterior: xr.Dataset,
+        data: EvalData,
+        k: np.ndarray,
+        m: np.ndarray,
+        estimand: str,
+        seed: int = 0,
+    ) -> np.ndarray: ...
 
     def success_prob(self, posterior: xr.Dataset, data: EvalData, seed: int) -> xr.DataArray: ...
 
@@ -144,6 +160,10 @@ class Posterior(Rendered):
     data: EvalData
     sampler: SamplerConfig
     tree: xr.DataTree
+    #: derived numbers computed once per fit (curve draws, diagnostics): a posterior is
+    #: immutable and every Monte Carlo step is seeded, so a second request gives the same
+    #: numbers without recomputing them
+    _memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -163,7 +183,7 @@ class Posterior(Rendered):
             keep = [
                 name
                 for name, var in stats.data_vars.items()
-                if var.dtype.kind in "biuf" and set(var.dims) <= {"chain", "draw"}
+                if var.dtype.kind in "biuf" and set(var.dims) <= {"chain", "draw", "system"}
             ]
             tree_groups["sample_stats"] = stats[keep]
         for name, ds in groups.items():
@@ -297,6 +317,24 @@ class Posterior(Rendered):
             on observed repeats; plots draw that stretch hatched and tables mark it.
         """
         metric = check_metric(metric)
+        if per_task:  # (chain, draw, system, task, k): large, so never kept
+            out = self.model.curve(self.posterior, self.data, check_k(k), metric, estimand,
+                                   per_task, seed=self.sampler.seed)
+            return self._label_curve(out, metric, estimand)
+        return self.curves((metric,), k, estimand=estimand)[metric]
+
+    def curves(
+        self, metrics: Any, k: Any, *, estimand: str = "tasks"
+    ) -> dict[str, xr.DataArray]:
+        """:meth:`curve` of several metrics, ``metric -> (chain, draw, system, k)`` draws.
+
+        The "tasks" draws of every metric come from one set of latent-rate draws where the
+        model allows (pass@k and pass^k are two functions of the same rates), and each metric's
+        draws are exactly those :meth:`curve` gives for it. Draws are computed once per fit,
+        metric, k and estimand, and reused (as copies) by later calls.
+        """
+        metrics = tuple(dict.fromkeys(check_metric(m) for m in (
+            [metrics] if isinstance(metrics, str) else metrics)))
         ks = check_k(k)
         if estimand == "population" and self.one_task_systems():
             warnings.warn(
@@ -305,11 +343,24 @@ class Posterior(Rendered):
                 "reflects the prior, not tasks like these (add tasks, or use "
                 "estimand='tasks')",
                 OneTaskWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-        out = self.model.curve(
-            self.posterior, self.data, ks, metric, estimand, per_task, seed=self.sampler.seed
-        )
+        key = (tuple(ks.tolist()), estimand)
+        missing = tuple(m for m in metrics if ("curve", m, *key) not in self._memo)
+        if missing:
+            if hasattr(self.model, "curves"):
+                computed = self.model.curves(self.posterior, self.data, ks, missing, estimand,
+                                             seed=self.sampler.seed)
+            else:  # a model with the FittedModel protocol's curve only
+                computed = {m: self.model.curve(self.posterior, self.data, ks, m, estimand,
+                                                False, seed=self.sampler.seed)
+                            for m in missing}
+            for m in missing:
+                self._memo[("curve", m, *key)] = self._label_curve(computed[m], m, estimand)
+        return {m: self._memo[("curve", m, *key)].copy() for m in metrics}
+
+    def _label_curve(self, out: xr.DataArray, metric: str, estimand: str) -> xr.DataArray:
+        """Name, ``extrapolated`` flags and attrs of a model's curve draws."""
         out.name = metric
         if "system" in out.dims:
             flags = extrapolated(self.data, out["k"].values).sel(system=out["system"].values)
@@ -328,6 +379,60 @@ class Posterior(Rendered):
     ) -> xr.DataArray:
         """Draws of pass^k = E[p^k] (Yao et al. 2024), dims ``(chain, draw, system, k)``."""
         return self.curve("pass^k", k, estimand=estimand, per_task=per_task)
+
+    def g_pass_at_k(
+        self,
+        k: Any,
+        m: Any = None,
+        *,
+        tau: float | None = None,
+        estimand: str = "tasks",
+    ) -> xr.DataArray:
+        """Draws of g-pass@k: at least ``m`` of ``k`` attempts succeed, dims ``(chain, draw,
+        system, k)`` with a coordinate ``m`` per ``k``.
+
+        ``G(p; k, m) = P(Bin(k, p) >= m) = I_p(m, k - m + 1)`` averaged over the tasks (Liu
+        et al. 2024, "Are Your LLMs Capable of Stable Reasoning?", arXiv 2412.13147). Give
+        ``m`` (one count for every ``k``) or Liu et al.'s threshold ``tau`` in ``(0, 1]``
+        (``m = ceil(tau k)`` per ``k``). ``m = 1`` is pass@k, ``m = k`` pass^k.
+
+        Parameters
+        ----------
+        k : int or sequence of int
+            Attempts; beyond the trials observed per task the value rests on the model's
+            rate distribution (coordinate ``extrapolated``, as for :meth:`curve`).
+        m : int, optional
+            Least number of successes, ``1 <= m <= k``.
+        tau : float, optional
+            Share of the ``k`` attempts that must succeed.
+        estimand : {"tasks", "population"}
+            These tasks (every model), or a new task from the population (models whose
+            population is a distribution on a grid of rates: the rate grid). The population
+            draws are each system's own (not paired through the shared tasks).
+        """
+        ks = check_k(k)
+        if np.any(ks != np.round(ks)):
+            raise ValueError(f"g-pass@k needs whole numbers of attempts, got k={ks.tolist()}")
+        ms = np.array([g_pass_m(int(kj), m, tau) for kj in ks], dtype=float)
+        values = self.model.g_pass_curve(
+            self.posterior, self.data, ks, ms, estimand, seed=self.sampler.seed
+        )
+        out = xr.DataArray(
+            values,
+            dims=("chain", "draw", "system", "k"),
+            coords={
+                "chain": self.posterior["chain"].values,
+                "draw": self.posterior["draw"].values,
+                "system": self.data.dataset["system"].values,
+                "k": ks,
+                "m": ("k", ms.astype(int)),
+            },
+            name="g-pass@k",
+        )
+        flags = extrapolated(self.data, ks).sel(system=out["system"].values)
+        out = out.assign_coords(extrapolated=(("system", "k"), flags.values))
+        out.attrs.update({"metric": "g-pass@k", "estimand": estimand, "model": self.model.name})
+        return out
 
     def success_prob(
         self, seed: int | None = None, *, random_seed: int | Unset | None = UNSET
@@ -367,19 +472,29 @@ class Posterior(Rendered):
         estimands: tuple[str, ...] | None = None,
         ci_prob: float = 0.95,
         kind: IntervalKind = "eti",
+        m: int | None = None,
+        tau: float | None = None,
     ) -> pd.DataFrame:
         """Per-system table: posterior mean, sd and interval of each metric, k and estimand.
 
         Columns: ``system, metric, k, estimand, mean, sd, lower, upper, extrapolated,
         ci_prob``, plus ``approximate`` when the fit is variational. ``extrapolated`` is True
         where ``k`` exceeds the most trials the system ran on any task (the value rests on the
-        model's assumed rate distribution below ``1 / n``).
+        model's assumed rate distribution below ``1 / n``). ``metrics`` may include
+        ``"g-pass@k"`` (:meth:`g_pass_at_k`, with ``m`` or ``tau``); its rows name the metric
+        ``g-pass@k (m=M)``.
         """
         estimands = estimands or self.model.estimands()
+        curves = {(metric, estimand): draws
+                  for estimand in estimands
+                  for metric, draws in self.curves(metrics, k, estimand=estimand).items()}
         frames = []
         for metric in metrics:
             for estimand in estimands:
-                draws = self.curve(metric, k, estimand=estimand)
+                if metric == "g-pass@k":
+                    draws = self.g_pass_at_k(k, m, tau=tau, estimand=estimand)
+                else:
+                    draws = curves[(metric, estimand)]
                 lower, upper = credible_interval(draws, ci_prob, kind)
                 frame = xr.Dataset(
                     {
@@ -389,7 +504,10 @@ class Posterior(Rendered):
                         "upper": upper,
                     }
                 ).to_dataframe().reset_index()
-                frame.insert(1, "metric", metric)
+                if metric == "g-pass@k":
+                    frame.insert(1, "metric", [f"g-pass@k (m={int(v)})" for v in frame["m"]])
+                else:
+                    frame.insert(1, "metric", metric)
                 frame.insert(3, "estimand", estimand)
                 if "extrapolated" not in frame:
                     frame["extrapolated"] = False
@@ -479,9 +597,14 @@ class Posterior(Rendered):
                     UserWarning,
                     stacklevel=2,
                 )
-        return convergence_diagnostics(
-            self.posterior, self.sample_stats, warn=warn and not self.approximate
-        )
+        if "diagnostics" not in self._memo:  # R-hat and ESS of every parameter: once per fit
+            self._memo["diagnostics"] = convergence_diagnostics(
+                self.posterior, self.sample_stats, warn=False
+            )
+        result = self._memo["diagnostics"]
+        if warn and not self.approximate:
+            warn_unconverged(result, stacklevel=3)
+        return result
 
     def posterior_predictive(
         self, seed: int = 0, *, random_seed: int | Unset = UNSET
@@ -533,9 +656,11 @@ class Posterior(Rendered):
                 rep_stat = rep_values[:, s, obs_mask] / n[s][obs_mask]
             observed_hist = np.histogram(obs_stat, bins=edges)[0]
             idx = np.clip(np.digitize(rep_stat, edges) - 1, 0, len(edges) - 2)
-            rep_hist = np.stack(
-                [np.bincount(row, minlength=len(edges) - 1) for row in idx]
-            )
+            # one histogram per replicate: bin b of replicate r counted at r * bins + b
+            bins = len(edges) - 1
+            offset = (np.arange(idx.shape[0]) * bins)[:, None]
+            rep_hist = np.bincount((idx + offset).ravel(), minlength=idx.shape[0] * bins)
+            rep_hist = rep_hist.reshape(idx.shape[0], bins)
             lower = np.quantile(rep_hist, (1 - ci_prob) / 2, axis=0)
             upper = np.quantile(rep_hist, (1 + ci_prob) / 2, axis=0)
             for j, label in enumerate(labels):

@@ -16,7 +16,7 @@ from evalbayes.models._base import Model
 from evalbayes.models.beta_binomial import _model as beta_binomial
 from evalbayes.models.beta_binomial._kernel import _boost, _gamma_batch, _word
 from evalbayes.models.beta_binomial._model import BetaBinomialModel, _unique_cells
-from evalbayes.models.beta_binomial._tasks_curve import tasks_curve_fast
+from evalbayes.models.beta_binomial._tasks_curve import tasks_curve_fast, tasks_curves_fast
 
 
 def _curve(a, b, n, c, k, metric, seed):
@@ -104,6 +104,24 @@ def test_same_seed_same_draws_whatever_the_thread_count():
     other = _curve(a, b, n, c, k, "pass^k", seed=10)
     np.testing.assert_array_equal(one, again)
     assert not np.allclose(one, other)
+
+
+def test_both_metrics_come_from_one_set_of_rate_draws():
+    # one pass gives each metric exactly the draws it gets alone, and pass@1 = 1 - mean(1 - p)
+    # equals pass^1 = mean(p) draw by draw (the same Beta variates, G_f / (G_s + G_f) and
+    # G_s / (G_s + G_f))
+    n, c, a, b = _random_case(3, systems=3, tasks=40, trials=6, p=0.3, draws=200)
+    cells = _unique_cells(EvalData.from_arrays(n, c))
+    for k in (np.array([1.0, 3.0, 1024.0]), np.array([1.0, 0.5, 7.0])):
+        both = tasks_curves_fast(a, b, cells.system, cells.n, cells.c, cells.weight, k,
+                                 ("pass^k", "pass@k"), 4)
+        assert list(both) == ["pass^k", "pass@k"]
+        for metric in ("pass@k", "pass^k"):
+            np.testing.assert_array_equal(both[metric], _curve(a, b, n, c, k, metric, 4))
+        np.testing.assert_allclose(both["pass@k"][..., 0], both["pass^k"][..., 0], rtol=0,
+                                   atol=1e-12)
+    with pytest.raises(ValueError, match="at least one metric"):
+        tasks_curves_fast(a, b, cells.system, cells.n, cells.c, cells.weight, k, (), 4)
 
 
 def test_bad_cells_get_a_clear_error():

@@ -19,6 +19,7 @@ from evalbayes.models import RateGridModel, get_model, model_from_config
 from evalbayes.models._base import (
     bayesian_bootstrap_weights,
     couple_to_reference,
+    unseen_task_reference,
     weighted_row_average,
 )
 from evalbayes.models.rate_grid._model import grid_log_likelihood
@@ -188,11 +189,18 @@ def test_bootstrap_population_is_the_weighted_average_of_the_task_draws():
     assert np.allclose(grid.curve(post, data, k, "pass@k", "population", False, seed=9).values,
                        exact)
     assert grid.description == "rate-grid (population=independent, broken=False)"
-    paired = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    # unseen_tasks=0: the Bayesian bootstrap's ranks, exactly as before unseen tasks existed
+    paired = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, unseen_tasks=0.0)
     got = paired.curve(post, data, k, "pass@k", "population", False, seed=9).values
     expected = paired.row_expectations(post, data, k, "pass@k")
     reference = weighted_row_average(expected.values, expected.row_of_cell,
                                      bayesian_bootstrap_weights(2, 3, 5, seed=9))
+    assert np.array_equal(got, couple_to_reference(exact, reference))
+    # the default: the ranks of the Dirichlet-process reference with the unseen tasks
+    default = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    got = default.curve(post, data, k, "pass@k", "population", False, seed=9).values
+    reference = unseen_task_reference(expected.values, expected.row_of_cell,
+                                      bayesian_bootstrap_weights(2, 3, 5, seed=9), 4.0, 9)
     assert np.array_equal(got, couple_to_reference(exact, reference))
 
 
@@ -429,3 +437,89 @@ def test_sbc_ranks_uniform():
     ranks = _ranks(100, seed=3000)
     for name, r in ranks.items():
         assert rank_uniformity(r, n_ranks=99, bins=10).pvalue > 0.001, name
+
+
+def _tasks_case():
+    """Counts with repeated (n, c) rows (weights above 1), a missing cell, and one fixed
+    draw of g_s repeated 20,000 times, so the draws are those of Y given g."""
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, tail_terms=0)
+    rng = np.random.default_rng(8)
+    n = np.array([[6] * 12 + [0, 3, 3], [2] * 8 + [9] * 7])
+    c = rng.binomial(n, [[0.3], [0.7]])
+    data = EvalData.from_arrays(n, c, systems=["A", "B"])
+    coef = np.broadcast_to(np.array([[0.5, -1.0, 1.5, -2.0], [-0.7, 0.4, -1.0, 0.5]]),
+                           (1, 20_000, 2, 4)).copy()
+    return model, data, _posterior(coef, ["A", "B"])
+
+
+def test_tasks_estimand_counts_per_node_match_the_cell_draws():
+    """The per-row multinomial counts give the law of the per-cell draws (Model._tasks_curve,
+    one categorical per cell): the exact conditional mean and variance of the task average
+    given g (from an independent sum over cells with scipy's binomial pmf), and a two-sample
+    KS test against the per-cell path."""
+    from evalbayes.models._base import Model
+
+    model, data, post = _tasks_case()
+    k = np.array([1.0, 4.0, 64.0])
+    fast = model.curve(post, data, k, "pass@k", "tasks", False, seed=5).values[0]
+    cell = Model._tasks_curve(model, post, data, k, "pass@k", False, 5)[0]
+    grid = model.rates_grid
+    n, c = data.n.values, data.c.values
+    for s in range(2):
+        logits = model.basis @ post["coef"].values[0, 0, s]
+        g = np.exp(logits - logsumexp(logits))
+        seen = np.flatnonzero(n[s] > 0)
+        for j, kj in enumerate(k):
+            f = 1 - (1 - grid) ** kj
+            mean = var = 0.0
+            for t in seen:
+                p_t = g * stats.binom.pmf(c[s, t], n[s, t], grid)
+                p_t /= p_t.sum()
+                mean += p_t @ f / len(seen)
+                var += (p_t @ f**2 - (p_t @ f) ** 2) / len(seen) ** 2
+            x = fast[:, s, j]
+            se = math.sqrt(var / len(x))
+            assert abs(x.mean() - mean) < 4.5 * se
+            # sample variance of 20,000 near-normal draws: relative s.e. sqrt(2 / 20,000)
+            assert abs(x.var(ddof=1) / var - 1) < 5 * math.sqrt(2 / len(x))
+            assert stats.ks_2samp(x, cell[:, s, j]).pvalue > 1e-3
+
+
+def test_tasks_estimand_of_both_metrics_comes_from_one_set_of_draws():
+    model, data, post = _tasks_case()
+    k = np.array([1.0, 2.0, 8.0])
+    both = model.curves(post, data, k, ("pass@k", "pass^k"), "tasks", seed=2)
+    for metric in ("pass@k", "pass^k"):
+        alone = model.curve(post, data, k, metric, "tasks", False, seed=2)
+        np.testing.assert_array_equal(both[metric].values, alone.values)
+    # pass@1 and pass^1 are both the average rate: one set of draws gives one number
+    np.testing.assert_allclose(both["pass@k"].values[..., 0], both["pass^k"].values[..., 0],
+                               rtol=0, atol=1e-12)
+    again = model.curve(post, data, k, "pass@k", "tasks", False, seed=2)
+    other = model.curve(post, data, k, "pass@k", "tasks", False, seed=3)
+    np.testing.assert_array_equal(again.values, both["pass@k"].values)
+    assert not np.array_equal(other.values, again.values)
+
+
+def test_rate_draws_pick_the_node_of_a_direct_count_below_the_uniform():
+    """Model.rates finds each cell's node by a binary search; the same uniforms counted against
+    every cdf value (the direct inversion) give the same nodes, draw for draw."""
+    model = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    data = _data()
+    coef = np.random.default_rng(6).normal(0, 2, (2, 300, 2, model.basis.shape[1]))
+    post = _posterior(coef, ["A", "B"])
+    tasks = slice(1, 5)
+    got = model.rates(post, data, seed=4, tasks=tasks)
+    grid = model.rates_grid
+    u = np.random.default_rng([4, 11, 1]).random(got.shape)
+    n, c = data.n.values[:, tasks], data.c.values[:, tasks]
+    for s in range(2):
+        logits = np.einsum("cdt,jt->cdj", coef[:, :, s], model.basis)
+        for t in range(n.shape[1]):
+            post_j = np.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
+            post_j = post_j * stats.binom.pmf(c[s, t], n[s, t], grid)
+            cdf = np.cumsum(post_j, axis=-1) / post_j.sum(axis=-1, keepdims=True)
+            node = np.minimum((cdf < u[:, :, s, t, None]).sum(axis=-1), len(grid) - 1)
+            # the model's cdf is computed in another order (max-shifted logs), so a uniform
+            # within rounding of a cdf value may fall on the other side: allow 1e-3 of draws
+            assert np.mean(grid[node] != got[:, :, s, t]) < 1e-3, (s, t)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalbayes._core.names import display_label
+from evalbayes._core.names import TEXT_LABEL_WIDTH, display_label
 from evalbayes._core.rendering import Rendered, frame_html, jsonable
 from evalbayes.frequentist import (
     BootstrapResult,
@@ -324,12 +324,13 @@ class CrosscheckReport(Rendered):
         pct = f"{self.ci_prob:.0%}"
         unit = f"clusters of tasks by {self.cluster!r}" if self.cluster else "tasks"
         lines = [
-            f"evalbayes crosscheck: {len(self.systems)} systems; {pct} intervals, "
+            f"evalbayes crosscheck: {len(self.systems)} "
+            f"system{'' if len(self.systems) == 1 else 's'}; {pct} intervals, "
             f"{self.n_resamples:,} resamples, seed {self.seed}",
             f"pass@1 = task average (pooled = share of all trials); bootstrap resamples {unit}",
             "",
         ]
-        shown = {s.system: display_label(s.system) for s in self.systems}
+        shown = {s.system: display_label(s.system, TEXT_LABEL_WIDTH) for s in self.systems}
         width = max(6, *(len(label) for label in shown.values()))
         header = (
             f"{'system':<{width}}  {'tasks':>5}  {'trials':>7}  {'pass@1':>6}  {'pooled':>6}  "
@@ -357,8 +358,16 @@ class CrosscheckReport(Rendered):
                     + "".join(f"  {_fmt(values[k]):>6}" for k in self.k)
                 )
         lines += ["", "flags"]
+        unflagged = 0
+        # a note every system shares is said once, not once per system
+        common = [n for n in self.systems[0].notes if all(n in s.notes for s in self.systems)]
+        if len(self.systems) > 1:
+            lines += [f"  every system: {note}" for note in common]
+        else:
+            common = []
         for s in self.systems:
-            flags = [f"{s.flaky} flaky tasks (0 < c < n)"]
+            # flaky = 0 < c < n needs n > 1: with one trial per task it cannot happen
+            flags = [f"{s.flaky} flaky tasks (0 < c < n)"] if s.n_trials > s.n_tasks else []
             if s.saturated:
                 flags.append(
                     f"saturated: {s.saturated_share:.0%} of tasks pass every trial; add harder "
@@ -368,8 +377,17 @@ class CrosscheckReport(Rendered):
                 flags.append(
                     f"small suite: {s.n_tasks} tasks < {SMALL_SUITE}; only large changes show"
                 )
-            lines.append(f"  {shown[s.system]}: " + "; ".join(flags))
-            lines += [f"    note: {note}" for note in s.notes]
+            notes = [n for n in s.notes if n not in common]
+            if not flags and not notes:
+                unflagged += 1
+                continue
+            lines.append(f"  {shown[s.system]}: " + ("; ".join(flags) or "-"))
+            lines += [f"    note: {note}" for note in notes]
+        if unflagged:
+            who = ("every system" if unflagged == len(self.systems) else
+                   f"{unflagged} other system{'s' if unflagged > 1 else ''}")
+            lines.append(f"  {who}: nothing else to flag (one trial per task: no task can be "
+                         "flaky)")
         comp = self.comparison
         if comp is not None:
             lines += self._comparison_lines(comp, pct)

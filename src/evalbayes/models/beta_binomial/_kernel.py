@@ -320,6 +320,36 @@ def _multiply_into(target: np.ndarray, values: np.ndarray, count: int) -> None:
         target[i] *= values[i]
 
 
+@njit(cache=True)
+def _power_sums(x: np.ndarray, total: int, k: np.ndarray, integer_k: bool, top: int,
+                composite: np.ndarray, has_bit: np.ndarray, bit_index: np.ndarray,
+                bit_start: np.ndarray, products: np.ndarray, square_sums: np.ndarray,
+                acc: np.ndarray) -> None:
+    """``acc[i] = sum_t x[t]^k[i]`` over ``x[:total]`` (which it squares in place): by repeated
+    squaring for integer k (``integer_k``; the plan of :func:`task_power_sums`), else
+    ``exp(k log x)``. ``products`` and ``square_sums`` are scratch."""
+    n_k = len(k)
+    square_sums[:] = 0.0
+    acc[:] = 0.0
+    if integer_k:
+        products[:, :total] = 1.0
+        for j in range(top):  # x holds x^(2^j) at step j
+            for ci in range(len(composite)):
+                if has_bit[ci, j]:
+                    _multiply_into(products[ci], x, total)
+            square_sums[j] += _sum_then_square(x, total)
+        for ci in range(len(composite)):
+            acc[composite[ci]] += products[ci, :total].sum()
+        for i in range(n_k):  # the sum of x^k for k = 2^j is the sum of the j-th squares
+            if bit_start[i + 1] - bit_start[i] == 1:
+                acc[i] = square_sums[bit_index[bit_start[i]]]
+    else:
+        for i in range(total):
+            log_x = math.log(x[i]) if x[i] > 0.0 else -math.inf
+            for kk in range(n_k):
+                acc[kk] += math.exp(k[kk] * log_x)
+
+
 @njit(cache=True, parallel=True)
 def task_power_sums(
     base_shape: np.ndarray,
@@ -332,8 +362,11 @@ def task_power_sums(
     bit_index: np.ndarray,
     bit_start: np.ndarray,
     seed: int,
+    sum_x: bool = True,
+    sum_y: bool = False,
 ) -> np.ndarray:
-    """Draws of ``sum over tasks of x^k``, shape ``(draws, systems, K)``.
+    """Draws of ``sum over tasks of x^k`` and of ``(1 - x)^k``, shape ``(draws, systems, K,
+    sum_x + sum_y)``.
 
     Parameters
     ----------
@@ -356,10 +389,18 @@ def task_power_sums(
         empty ``bit_start`` means real exponents: ``x^k = exp(k log x)``.
     seed : int
         Stream seed; row ``(draw d, system s)`` uses the stream hashed from ``(seed, s, d)``.
+    sum_x, sum_y : bool
+        Which sums to return, in this order along the last axis: of ``x^k`` and of
+        ``y^k``, ``y = 1 - x`` computed as ``G_y / (G_x + G_y)`` from the same two Gamma
+        variates (no cancellation near ``x = 1``). Both come from one set of draws: pass@k
+        (``x = 1 - p``) and pass^k (``y = p``) of one posterior draw in one pass, and the
+        sums of ``x^k`` do not depend on whether ``y`` is asked for (same stream, same
+        arithmetic).
     """
     n_draws, n_sys = base_shape.shape
     n_k = len(k)
-    out = np.zeros((n_draws, n_sys, n_k))
+    n_out = int(sum_x) + int(sum_y)
+    out = np.zeros((n_draws, n_sys, n_k, n_out))
     integer_k = len(bit_start) > 0
     top = bit_index.max() + 1 if len(bit_index) else 1
     # k with two or more set bits need per-task products of squares (powers of two are read
@@ -393,8 +434,6 @@ def task_power_sums(
             d = row // n_sys
             s = row % n_sys
             key = _mix(_mix(seed_mixed + np.uint64(s)) + np.uint64(d))
-            square_sums[:] = 0.0
-            acc[:] = 0.0
             # Gamma constants (for shape, or shape + 1 when boosted) once per cell and draw,
             # spread over the cell's tasks; then every task of the system in one pass
             total = 0
@@ -426,25 +465,19 @@ def task_power_sums(
                                  boost_scale)
                 first += w
             for i in range(total):
-                x[i] = x[i] / (x[i] + gamma_y[i])
-            if integer_k:
-                products[:, :total] = 1.0
-                for j in range(top):  # x holds x^(2^j) at step j
-                    for ci in range(len(composite)):
-                        if has_bit[ci, j]:
-                            _multiply_into(products[ci], x, total)
-                    square_sums[j] += _sum_then_square(x, total)
-                for ci in range(len(composite)):
-                    acc[composite[ci]] += products[ci, :total].sum()
-            else:
-                for i in range(total):
-                    log_x = math.log(x[i]) if x[i] > 0.0 else -math.inf
-                    for kk in range(n_k):
-                        acc[kk] += math.exp(k[kk] * log_x)
-            if integer_k:  # the sum of x^k for k = 2^j is the sum of the j-th squares
+                denominator = x[i] + gamma_y[i]
+                gamma_y[i] = gamma_y[i] / denominator  # y = 1 - x
+                x[i] = x[i] / denominator
+            column = 0
+            if sum_x:
+                _power_sums(x, total, k, integer_k, top, composite, has_bit, bit_index,
+                            bit_start, products, square_sums, acc)
                 for i in range(n_k):
-                    if bit_start[i + 1] - bit_start[i] == 1:
-                        acc[i] = square_sums[bit_index[bit_start[i]]]
-            for i in range(n_k):
-                out[d, s, i] = acc[i]
+                    out[d, s, i, column] = acc[i]
+                column += 1
+            if sum_y:
+                _power_sums(gamma_y, total, k, integer_k, top, composite, has_bit, bit_index,
+                            bit_start, products, square_sums, acc)
+                for i in range(n_k):
+                    out[d, s, i, column] = acc[i]
     return out

@@ -48,13 +48,15 @@ Population comparisons (``population``, ``pooling="partial"``)
 Systems have their own ``mu, kappa``, so the population estimand's draws of two systems are
 independent, while both ran the same tasks. ``population="paired"`` (default) keeps each
 system's draws of the closed-form population curve and reorders them, per system and ``k``,
-to the ranks of a Bayesian bootstrap of the shared tasks (Rubin 1981; the same Dirichlet
-weights for every system, over each task's conjugate mean ``E[f(p) | mu, kappa, n, c]``,
-:meth:`BetaBinomialModel.row_expectations`): each system's interval is unchanged,
-differences are paired (Terminal-Bench top two: 1.62x the paired task bootstrap's width
-unpaired; ``benchmarks/validity/`` for the paired figure). ``"independent"``: the
-draws as they are. ``"bayesian-bootstrap"``: the bootstrap itself. Template:
-:meth:`Model.curve`, :func:`~evalbayes.models._base.couple_to_reference`.
+to the ranks of a Dirichlet-process posterior of the shared tasks (the same weights for every
+system on the observed tasks, Rubin 1981; independent on ``unseen_tasks`` tasks' weight of
+unseen ones, Ferguson 1973; :func:`~evalbayes.models._base.unseen_task_reference`) over each
+task's posterior mean ``E[f(p) | data]`` (the draws' mean of the conjugate
+:meth:`BetaBinomialModel.row_expectations`; :attr:`BetaBinomialModel.pairing_reference`):
+each system's interval is unchanged, differences are paired (Terminal-Bench top two: 1.62x
+the paired task bootstrap's width unpaired; ``benchmarks/validity/`` for the paired
+figures). ``"independent"``: the draws as they are. ``"bayesian-bootstrap"``: the bootstrap
+itself. Template: :meth:`Model.curve`, :func:`~evalbayes.models._base.couple_to_reference`.
 """
 
 from __future__ import annotations
@@ -72,7 +74,9 @@ from evalbayes._core.names import (
     UNSET,
     Method,
     Unset,
+    check_count,
     check_metric,
+    check_nonnegative,
     check_population,
     check_seed,
     pick_seed,
@@ -183,6 +187,13 @@ class BetaBinomialModel(Model):
     population : {"paired", "independent", "bayesian-bootstrap"}
         How the population estimand links systems that ran the same tasks (module
         docstring); ``pooling="partial"`` only.
+    unseen_tasks : float
+        ``population="paired"``: the weight, in tasks, of the tasks not yet seen in the
+        pairing (Dirichlet-process concentration ``alpha >= 0``,
+        :func:`~evalbayes.models._base.unseen_task_reference`; 0: the Bayesian bootstrap of
+        the observed tasks). Default 4 (``benchmarks/validity/``, paired comparisons: at
+        10 / 20 / 50 / 100 tasks coverage 0.96 / 0.95 / 0.96 / 0.96, width 1.11 / 1.06 /
+        1.02 / 1.01x the paired task bootstrap's; with 0, 0.86 / 0.91 / 0.95 / 0.96).
     """
 
     name: ClassVar[str] = "beta-binomial"
@@ -193,9 +204,11 @@ class BetaBinomialModel(Model):
     log_kappa_prior: tuple[float, float] = (1.0, 1.5)
     task_prior: tuple[float, float] = (1.0, 1.0)
     population: str = "paired"
+    unseen_tasks: float = 4.0
 
     def __post_init__(self) -> None:
         check_population(self.population)
+        check_nonnegative(self.unseen_tasks, "unseen_tasks")
         if self.pooling not in ("partial", "none", "complete"):
             raise ValueError(
                 f"pooling must be 'partial', 'none' or 'complete', got {self.pooling!r}"
@@ -257,6 +270,22 @@ class BetaBinomialModel(Model):
         return population_pairing_of(self.population) if self.pooling == "partial" else "none"
 
     @property
+    def pairing_concentration(self) -> float:
+        """``unseen_tasks`` (the template's :meth:`Model.pairing_concentration`)."""
+        return float(self.unseen_tasks)
+
+    @property
+    def pairing_reference(self) -> str:
+        """``"posterior-mean"``: the pairing's ranks weigh each task's posterior mean
+        ``E[f(p[s, t]) | data]`` (:func:`~evalbayes.models._base.posterior_mean_rows`).
+        The per-draw means ``(mu kappa + c) / (kappa + 1)`` (pass@1) move with each system's
+        own ``(mu, kappa)``, which with few trials per task the data barely pin down; ranked,
+        that noise decoupled the systems, and the paired interval was 1.21-1.25x the paired
+        task bootstrap's at every N (real benchmarks, ``benchmarks/validity/``), against
+        0.99-1.06x with the posterior means."""
+        return "posterior-mean"
+
+    @property
     def description(self) -> str:
         return f"{self.name} with pooling={self.pooling!r}"
 
@@ -302,6 +331,29 @@ class BetaBinomialModel(Model):
                              "systems); use nutpie")
         return exact_posterior(data, self.mu_prior, self.log_kappa_prior,
                                draws=sampler.draws, chains=sampler.chains, seed=sampler.seed)
+
+    def prior_draws(self, data: EvalData, draws: int = 1000, seed: int = 0) -> xr.Dataset:
+        """Prior draws in NumPy where PyMC cannot forward-sample the graph (the independent
+        hyperprior's ``mu`` is a flat variable with its Beta density as a potential):
+        ``mu ~ Beta(*mu_prior)``, ``log kappa ~ N(*log_kappa_prior)`` per system; complete
+        pooling ``p ~ Beta(*task_prior)``. The shared hyperprior uses the template."""
+        if self.pooling == "partial" and self.hyperprior == "shared":
+            return super().prior_draws(data, draws, seed)
+        rng = np.random.default_rng(seed)
+        shape = (1, check_count(draws, "draws"), len(data.systems))
+        coords = {"chain": [0], "draw": np.arange(shape[1]),
+                  "system": data.dataset["system"].values}
+        dims = ("chain", "draw", "system")
+        if self.pooling != "partial":
+            return xr.Dataset({"p": (dims, rng.beta(*self.task_prior, size=shape))},
+                              coords=coords)
+        mu = rng.beta(*self.mu_prior, size=shape)
+        log_kappa = rng.normal(*self.log_kappa_prior, size=shape)
+        return xr.Dataset(
+            {"mu": (dims, mu), "mu_logit": (dims, np.log(mu) - np.log1p(-mu)),
+             "kappa": (dims, np.exp(log_kappa)), "log_kappa": (dims, log_kappa)},
+            coords=coords,
+        )
 
     def _sample_conjugate(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:
         """Exact posterior draws for ``pooling="none"`` and ``"complete"``."""
@@ -407,41 +459,41 @@ class BetaBinomialModel(Model):
         kappa = posterior["kappa"].transpose("chain", "draw", "system").values
         return kappa * expit(x), kappa * expit(-x)
 
-    def _tasks_curve(
+    def _tasks_curves(
         self,
         posterior: xr.Dataset,
         data: EvalData,
         k: np.ndarray,
-        metric: str,
+        metrics: tuple[str, ...],
         per_task: bool,
         seed: int,
         weights: np.ndarray | None = None,
-    ) -> np.ndarray:
+    ) -> dict[str, np.ndarray]:
         """The "tasks" estimand; large partial-pooling grids go to the compiled kernel.
 
         With ``pooling="partial"``, no per-task output and at least
         :data:`FAST_CURVE_MIN_TASK_DRAWS` (draws x observed cells), the task average is drawn
-        by :func:`~._tasks_curve.tasks_curve_fast`: the same exact conjugate draws of
+        by :func:`~._tasks_curve.tasks_curves_fast`: the same exact conjugate draws of
         every rate, fused into one compiled pass (no rates array; 14x faster on 4000 draws x
         100 systems x 500 tasks x 11 k on an idle 2-core machine, ``benchmarks/speed/scale.md``),
-        from its own per-(draw, system) streams. Smaller grids keep the NumPy path, which needs
-        no compilation (the kernel's first use compiles for several seconds, then comes from
-        numba's on-disk cache). Task ``weights`` (the population's Bayesian bootstrap) take
-        the NumPy path.
+        from its own per-(draw, system) streams, pass@k and pass^k from the same rate draws.
+        Smaller grids keep the NumPy path, which needs no compilation (the kernel's first use
+        compiles for several seconds, then comes from numba's on-disk cache). Task
+        ``weights`` (the population's Bayesian bootstrap) take the NumPy path.
         """
         chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
         size = chains * draws * int((data.n.values > 0).sum())
         if (per_task or weights is not None or self.pooling != "partial"
                 or size < FAST_CURVE_MIN_TASK_DRAWS):
-            return super()._tasks_curve(posterior, data, k, metric, per_task, seed, weights)
+            return super()._tasks_curves(posterior, data, k, metrics, per_task, seed, weights)
         from evalbayes.models.beta_binomial._tasks_curve import (
-            tasks_curve_fast,  # numba: imported when needed
+            tasks_curves_fast,  # numba: imported when needed
         )
 
         a, b = self._ab(posterior)
         cells = _unique_cells(data)
-        return tasks_curve_fast(a, b, cells.system, cells.n, cells.c, cells.weight, k, metric,
-                                seed)
+        return tasks_curves_fast(a, b, cells.system, cells.n, cells.c, cells.weight, k,
+                                 metrics, seed)
 
     def rates(
         self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice

@@ -16,7 +16,9 @@ Cost: ``O(draws x systems x tasks)`` Beta draws plus ``O(draws x systems x tasks
 multiplications, no array of rates in memory. The draws follow the same distribution as
 ``BaseModel._tasks_curve`` (tested by two-sample tests and against closed-form means) but
 come from another random stream, so for the same seed the two give different Monte Carlo
-draws of the same posterior.
+draws of the same posterior. :func:`tasks_curves_fast` gives pass@k and pass^k from one set
+of rate draws (``1 - p`` and ``p`` of the same Beta variates), at the cost of one: the draws
+of each metric are those that :func:`tasks_curve_fast` gives for it alone with the same seed.
 
 References
 ----------
@@ -31,7 +33,7 @@ import numpy as np
 from evalbayes._core.names import check_k, check_metric
 from evalbayes.models.beta_binomial._kernel import task_power_sums
 
-__all__ = ["tasks_curve_fast"]
+__all__ = ["tasks_curve_fast", "tasks_curves_fast"]
 
 
 def _squaring_plan(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -80,6 +82,32 @@ def tasks_curve_fast(
         ``(chain, draw, system, K)``.
     """
     metric = check_metric(metric)
+    return tasks_curves_fast(a, b, cell_system, cell_n, cell_c, cell_weight, k, (metric,),
+                             seed)[metric]
+
+
+def tasks_curves_fast(
+    a: np.ndarray,
+    b: np.ndarray,
+    cell_system: np.ndarray,
+    cell_n: np.ndarray,
+    cell_c: np.ndarray,
+    cell_weight: np.ndarray,
+    k: np.ndarray,
+    metrics: tuple[str, ...],
+    seed: int = 0,
+) -> dict[str, np.ndarray]:
+    """:func:`tasks_curve_fast` for several metrics from one set of rate draws: ``metric ->``
+    draws ``(chain, draw, system, K)``.
+
+    Every ``p_t`` is drawn once per posterior draw, as ``p = G_s / (G_s + G_f)`` from two
+    Gamma variates with shapes ``a + c`` and ``b + n - c``; pass@k sums ``(1 - p)^k =
+    (G_f / (G_s + G_f))^k`` and pass^k sums ``p^k``, both without cancellation. A metric's
+    draws do not depend on which other metrics are asked for.
+    """
+    metrics = tuple(dict.fromkeys(check_metric(m) for m in metrics))
+    if not metrics:
+        raise ValueError("metrics must name at least one metric")
     k = check_k(k)
     if seed < 0:
         raise ValueError(f"seed must be non-negative, got {seed}")
@@ -101,16 +129,18 @@ def tasks_curve_fast(
         raise ValueError("cells must satisfy n >= 1, 0 <= c <= n and weight >= 1")
     start = np.searchsorted(system, np.arange(n_sys + 1)).astype(np.int64)
     tasks = np.bincount(system, weights=weight, minlength=n_sys)
-    # x = 1 - p ~ Beta(b + n - c, a + c) for pass@k; x = p ~ Beta(a + c, b + n - c) for pass^k
+    # x = 1 - p ~ Beta(b + n - c, a + c) (pass@k) and y = 1 - x = p (pass^k), one draw of both
     a_rows = np.ascontiguousarray(a.reshape(chains * draws, n_sys))
     b_rows = np.ascontiguousarray(b.reshape(chains * draws, n_sys))
-    if metric == "pass@k":
-        args = (b_rows, a_rows, n - c, c)
-    else:
-        args = (a_rows, b_rows, c, n - c)
     bit_index, bit_start = _squaring_plan(k)
-    sums = task_power_sums(*args, weight, start, k, bit_index, bit_start, int(seed))
+    want_x, want_y = "pass@k" in metrics, "pass^k" in metrics
+    sums = task_power_sums(b_rows, a_rows, n - c, c, weight, start, k, bit_index, bit_start,
+                           int(seed), want_x, want_y)
+    out = {}
     with np.errstate(invalid="ignore"):  # a system with no observed task: NaN, as its mean
-        mean = sums / tasks[None, :, None]
-    values = 1.0 - mean if metric == "pass@k" else mean
-    return values.reshape(chains, draws, n_sys, len(k))
+        mean = sums / tasks[None, :, None, None]
+    if want_x:
+        out["pass@k"] = (1.0 - mean[..., 0]).reshape(chains, draws, n_sys, len(k))
+    if want_y:
+        out["pass^k"] = mean[..., -1].reshape(chains, draws, n_sys, len(k))
+    return {m: out[m] for m in metrics}

@@ -1,0 +1,254 @@
+"""Tempered sequential Monte Carlo for the rate grid, one small run per system.
+
+Without broken tasks the rate grid's systems share no parameter: the posterior is the
+product over systems of ``p(coef_s | data_s) propto L_s(coef_s) N(coef_s | 0, prior_sd^2 I)``,
+each a 13-dimensional density (by default) whose likelihood is a sum over the system's
+distinct ``(n, c)`` rows. Each factor is sampled alone by an adaptive tempered SMC sampler
+(P. Del Moral, A. Doucet and A. Jasra, "Sequential Monte Carlo samplers", *JRSS B* 68, 2006,
+411-436; N. Chopin and O. Papaspiliopoulos, *An Introduction to Sequential Monte Carlo*,
+Springer 2020, ch. 17):
+
+1. ``P = chains x draws`` particles from the prior, ``beta_0 = 0``.
+2. The next inverse temperature ``beta'`` is the one at which the effective sample size of
+   the incremental weights ``w_i = L(x_i)^(beta' - beta)`` is ``P / 2`` (found by bisection;
+   ``beta' = 1`` when that already keeps half); the particles are resampled by systematic
+   resampling in proportion to ``w``.
+3. Each particle moves by ``moves`` sweeps (``final_moves`` at ``beta = 1``) of generalised
+   elliptical slice sampling, which leave ``L^beta N(0, prior_sd^2 I)`` invariant, with a
+   Student-t fitted to the cloud (:mod:`._smc_kernel`).
+4. Until ``beta = 1``. The product of the mean incremental weights estimates the marginal
+   likelihood (kept as ``log_marginal_likelihood``).
+
+The ``P`` particles at ``beta = 1`` are the draws: split, in the order of the last
+resampling (so that copies of one ancestor are neighbours), into ``chains`` pseudo-chains of
+``draws``. Their rank R-hat and ESS are then a check on the particle population: ancestors
+shared across pseudo-chains or copies that did not move apart show as R-hat above 1 and ESS
+below ``P``. A system that misses the bars (R-hat <= 1.01, bulk and tail ESS >= 400) gets
+further sweeps at ``beta = 1`` (``extra_moves`` at a time, at most ``max_extra_rounds``
+times); the fit's diagnostics then report (and warn about) whatever is left.
+
+Systems run on a thread pool (one thread per core): the kernels release the GIL.
+Random streams: each system's generator is ``SeedSequence([seed, h])`` with ``h`` the
+64-bit BLAKE2b hash of the system's label, so a system's draws depend on the seed and its
+own label and data only: fitting a subset of the systems gives those systems the same draws.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from evalbayes.results._diagnostics import ESS_MIN, RHAT_MAX, rhat_ess
+
+__all__ = ["SMCSettings", "SystemRows", "smc_posterior", "smc_system", "system_seed"]
+
+#: Bisection steps for the next temperature (the ESS is monotone in ``beta'``).
+_BISECTION_STEPS = 60
+#: Stages before giving up (each at least halves the ESS, so this is never reached on
+#: finite likelihoods).
+_MAX_STAGES = 1000
+
+
+@dataclass(frozen=True)
+class SMCSettings:
+    """The sampler's settings.
+
+    Attributes
+    ----------
+    moves, final_moves : int
+        Slice-sampling sweeps per particle after each resampling, and at ``beta = 1``.
+    ess_fraction : float
+        Each step keeps this fraction of the particles' effective sample size.
+    dof : float
+        Degrees of freedom of the Student-t fitted to the cloud (heavier tails than a normal
+        fit, so the ellipses reach the tails of the tempered posterior).
+    extra_moves, max_extra_rounds : int
+        Sweeps per extra round at ``beta = 1`` for a system whose pseudo-chains miss the bars,
+        and the most such rounds.
+    """
+
+    moves: int = 2
+    final_moves: int = 4
+    ess_fraction: float = 0.5
+    dof: float = 5.0
+    extra_moves: int = 2
+    max_extra_rounds: int = 50
+
+
+@dataclass(frozen=True)
+class SystemRows:
+    """One system's distinct ``(n, c)`` rows as the kernel reads them: row ``r``'s pairs are
+    ``row_start[r]:row_start[r + 1]``, each a node ``pair_node`` with its binomial
+    log-likelihood relative to the row's best node ``pair_ll`` (>= -prune) and ``exp`` of it
+    ``pair_lik``; ``row_w`` the number of cells with those counts; ``offset`` the constant
+    ``sum_r w_r max_j log Binomial(c_r | n_r, p_j)`` the relative log-likelihoods leave out."""
+
+    row_start: np.ndarray
+    pair_node: np.ndarray
+    pair_ll: np.ndarray
+    pair_lik: np.ndarray
+    row_w: np.ndarray
+    offset: float = 0.0
+
+    @classmethod
+    def from_loglik(cls, loglik: np.ndarray, weight: np.ndarray, prune: float) -> SystemRows:
+        """From ``log Binomial(c_r | n_r, p_j)`` (row, node) and the rows' cell counts."""
+        best = loglik.max(axis=1, keepdims=True)
+        rel = loglik - best
+        row, node = np.nonzero(rel > -prune)
+        row_start = np.searchsorted(row, np.arange(len(loglik) + 1)).astype(np.int64)
+        pair_ll = np.ascontiguousarray(rel[row, node])
+        weight = np.ascontiguousarray(weight, dtype=float)
+        return cls(row_start, node.astype(np.int64), pair_ll, np.exp(pair_ll), weight,
+                   float(weight @ best[:, 0]))
+
+    def log_likelihood(self, x: np.ndarray, basis: np.ndarray) -> np.ndarray:
+        """Log-likelihood of each particle (row of ``x``), up to the rows' constants."""
+        from evalbayes.models.rate_grid._smc_kernel import log_likelihoods  # numba, when used
+
+        return log_likelihoods(np.ascontiguousarray(x), basis, self.row_start, self.pair_node,
+                               self.pair_lik, self.pair_ll, self.row_w)
+
+
+def system_seed(seed: int, label: object) -> np.random.SeedSequence:
+    """The seed sequence of one system: ``[seed, BLAKE2b-64(str(label))]``."""
+    digest = hashlib.blake2b(str(label).encode(), digest_size=8).digest()
+    return np.random.SeedSequence([int(seed), int.from_bytes(digest, "little")])
+
+
+def _next_beta(ll: np.ndarray, beta: float, fraction: float) -> float:
+    """The ``beta' in (beta, 1]`` whose incremental weights keep ``fraction`` of the ESS."""
+    centred = ll - ll.max()
+
+    def ess_ratio(step: float) -> float:
+        w = np.exp(step * centred)
+        return float(w.sum() ** 2 / (w * w).sum()) / len(ll)
+
+    if ess_ratio(1.0 - beta) >= fraction:
+        return 1.0
+    lo, hi = 0.0, 1.0 - beta
+    for _ in range(_BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        if ess_ratio(mid) >= fraction:
+            lo = mid
+        else:
+            hi = mid
+    return beta + max(lo, 1e-12)
+
+
+def _systematic(weights: np.ndarray, u: float) -> np.ndarray:
+    """Systematic resampling: ancestor indices, sorted (Kitagawa 1996)."""
+    n = len(weights)
+    edges = np.cumsum(weights)
+    edges /= edges[-1]
+    return np.minimum(np.searchsorted(edges, (u + np.arange(n)) / n), n - 1)
+
+
+def _t_fit(x: np.ndarray, dof: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Location, Cholesky factor of the scale and its inverse of a t with ``dof`` degrees of
+    freedom whose covariance is the particles' (ridge of 1e-10 of the mean variance)."""
+    mu = x.mean(axis=0)
+    cov = np.cov(x, rowvar=False) * (dof - 2.0) / dof
+    cov += np.eye(len(mu)) * 1e-10 * max(np.trace(cov) / len(mu), 1e-300)
+    chol = np.linalg.cholesky(cov)
+    return mu, chol, np.linalg.inv(chol)
+
+
+@dataclass(frozen=True)
+class SystemFit:
+    """One system's particles ``(P, term)`` and what the run took."""
+
+    coef: np.ndarray
+    stages: int
+    extra_rounds: int
+    evaluations: int
+    log_marginal: float
+    passed: bool
+
+
+def _bars_met(coef: np.ndarray, chains: int) -> bool:
+    draws = coef.reshape(chains, -1, coef.shape[1])
+    if draws.shape[1] < 4:
+        return True
+    rhat, bulk, tail = rhat_ess(draws)
+    if chains >= 2 and not np.nanmax(rhat) <= RHAT_MAX:
+        return False
+    return bool(np.nanmin(bulk) >= ESS_MIN and np.nanmin(tail) >= ESS_MIN)
+
+
+def smc_system(rows: SystemRows, basis: np.ndarray, prior_sd: float, chains: int, draws: int,
+               seed: np.random.SeedSequence, settings: SMCSettings = SMCSettings()
+               ) -> SystemFit:
+    """Adaptive tempered SMC for one system's coefficients (module docstring)."""
+    from evalbayes.models.rate_grid._smc_kernel import move  # numba: imported when used
+
+    rng = np.random.default_rng(seed)
+    n_part = chains * draws
+    basis = np.ascontiguousarray(basis, dtype=float)
+    x = rng.normal(0.0, prior_sd, (n_part, basis.shape[1]))
+    ll = rows.log_likelihood(x, basis)
+    beta, stages, evaluations, log_marginal = 0.0, 0, n_part, rows.offset
+
+    def sweep(n_moves: int) -> int:
+        mu, chol, chol_inv = _t_fit(x, settings.dof)
+        return int(move(x, ll, beta, float(prior_sd), mu, chol, chol_inv, settings.dof,
+                        n_moves, int(rng.integers(2**31 - 1)), basis, rows.row_start,
+                        rows.pair_node, rows.pair_lik, rows.pair_ll, rows.row_w))
+
+    while beta < 1.0 and stages < _MAX_STAGES:
+        new_beta = _next_beta(ll, beta, settings.ess_fraction)
+        log_w = (new_beta - beta) * ll
+        top = log_w.max()
+        w = np.exp(log_w - top)
+        log_marginal += top + float(np.log(w.mean()))
+        ancestors = _systematic(w, float(rng.random()))
+        x, ll = x[ancestors], ll[ancestors]
+        beta = new_beta
+        stages += 1
+        evaluations += sweep(settings.final_moves if beta >= 1.0 else settings.moves)
+    extra = 0
+    passed = _bars_met(x, chains)
+    while not passed and extra < settings.max_extra_rounds:
+        evaluations += sweep(settings.extra_moves)
+        extra += 1
+        passed = _bars_met(x, chains)
+    return SystemFit(x, stages, extra, evaluations, log_marginal, passed)
+
+
+def smc_posterior(rows: Sequence[SystemRows], labels: Sequence[object], basis: np.ndarray,
+                  prior_sd: float, chains: int, draws: int, seed: int,
+                  settings: SMCSettings = SMCSettings()) -> dict[str, xr.Dataset]:
+    """Every system's SMC run: ``posterior`` (``coef``, dims chain, draw, system, term) and
+    ``sample_stats`` (per system: ``smc_stages``, ``smc_extra_rounds``,
+    ``smc_likelihood_evaluations``, ``log_marginal_likelihood``, ``smc_passed``)."""
+    def run(item: tuple[SystemRows, object]) -> SystemFit:
+        return smc_system(item[0], basis, prior_sd, chains, draws, system_seed(seed, item[1]),
+                          settings)
+
+    items = list(zip(rows, labels, strict=True))
+    workers = min(len(items), os.cpu_count() or 1)
+    if workers > 1:  # the kernels release the GIL; each system's numbers are its own
+        with ThreadPoolExecutor(workers) as pool:
+            fits = list(pool.map(run, items))
+    else:
+        fits = [run(item) for item in items]
+    coef = np.stack([f.coef.reshape(chains, draws, -1) for f in fits], axis=2)
+    posterior = xr.Dataset(
+        {"coef": (("chain", "draw", "system", "term"), coef)},
+        coords={"chain": np.arange(chains), "draw": np.arange(draws),
+                "term": np.arange(basis.shape[1])},
+    )
+    stats = xr.Dataset({
+        "smc_stages": ("system", np.array([f.stages for f in fits])),
+        "smc_extra_rounds": ("system", np.array([f.extra_rounds for f in fits])),
+        "smc_likelihood_evaluations": ("system", np.array([f.evaluations for f in fits])),
+        "log_marginal_likelihood": ("system", np.array([f.log_marginal for f in fits])),
+        "smc_passed": ("system", np.array([f.passed for f in fits])),
+    })
+    return {"posterior": posterior, "sample_stats": stats}
