@@ -75,5 +75,7 @@ def test_plan_from_pilot_and_population(capsys, tmp_path):
     assert out.read_text().startswith("estimand,tasks,trials,assurance")
     with pytest.raises(ValueError, match="baseline"):
         plan_cmd.run(parse(plan_cmd, DATA))
-    with pytest.raises(ValueError, match="icc_a"):
-        plan_cmd.run(parse(plan_cmd, ["--population", "0.5", "0.6", "1.5", "0.2"]))
+    with pytest.raises(ValueError, match="icc_a"):  # in [0, 1] for the flag, not for an ICC
+        plan_cmd.run(parse(plan_cmd, ["--population", "0.5", "0.6", "1", "0.2"]))
+    with pytest.raises(SystemExit):  # outside [0, 1]: a usage error naming --population
+        parse(plan_cmd, ["--population", "0.5", "0.6", "1.5", "0.2"])

@@ -9,13 +9,15 @@ from evalbayes.cli._common import (
     CLIError,
     add_fit_arg,
     add_format_arg,
-    k_value,
     ks,
-    non_negative,
     output_format,
-    probability,
 )
 from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit, write_text
+from evalbayes.cli._types import (
+    k_value,
+    non_negative,
+    probability,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

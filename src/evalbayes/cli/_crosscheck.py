@@ -6,17 +6,19 @@ import argparse
 import json
 
 from evalbayes.cli._common import (
-    MAX_K,
-    MAX_RESAMPLES,
     add_data_args,
     add_format_arg,
     add_seed_arg,
-    count,
     ks,
     output_format,
     read_data,
 )
 from evalbayes.cli._output import check_output_path, emit, write_text
+from evalbayes.cli._types import (
+    MAX_K,
+    MAX_RESAMPLES,
+    count,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

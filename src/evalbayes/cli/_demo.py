@@ -7,7 +7,13 @@ from pathlib import Path
 
 from evalbayes._core.files import atomic_path
 from evalbayes._core.names import ESTIMANDS
-from evalbayes.cli._common import CLIError, add_seed_arg, positive_int
+from evalbayes.cli._common import (
+    CLIError,
+    add_seed_arg,
+)
+from evalbayes.cli._types import (
+    positive_int,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

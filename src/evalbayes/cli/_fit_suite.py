@@ -15,11 +15,13 @@ import os
 from evalbayes.cli._common import (
     CLIError,
     add_format_arg,
-    count,
     output_format,
 )
 from evalbayes.cli._output import emit, write_text
 from evalbayes.cli._sampler import add_sampler_args, sampler_options
+from evalbayes.cli._types import (
+    count,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

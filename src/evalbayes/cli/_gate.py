@@ -10,21 +10,23 @@ import argparse
 
 from evalbayes._core.names import ESTIMANDS, METRICS
 from evalbayes.cli._common import (
-    MAX_K,
     add_data_args,
     add_format_arg,
     add_seed_arg,
-    count,
-    finite,
-    non_negative,
-    number,
     output_format,
-    positive,
-    probability,
     read_data,
 )
 from evalbayes.cli._output import load_fit
 from evalbayes.cli._plan import _write
+from evalbayes.cli._types import (
+    MAX_K,
+    count,
+    finite,
+    non_negative,
+    number,
+    positive,
+    probability,
+)
 from evalbayes.inference import MAX_TOTAL_DRAWS
 
 

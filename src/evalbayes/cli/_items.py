@@ -6,8 +6,16 @@ from __future__ import annotations
 
 import argparse
 
-from evalbayes.cli._common import CLIError, add_fit_arg, add_format_arg, output_format, positive_int
+from evalbayes.cli._common import (
+    CLIError,
+    add_fit_arg,
+    add_format_arg,
+    output_format,
+)
 from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
+from evalbayes.cli._types import (
+    positive_int,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

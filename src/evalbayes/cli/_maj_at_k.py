@@ -21,9 +21,13 @@ from evalbayes.cli._common import (
     add_format_arg,
     add_seed_arg,
     output_format,
-    positive_int,
 )
 from evalbayes.cli._output import check_output_path, emit
+from evalbayes.cli._types import (
+    positive,
+    positive_int,
+    probability,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -45,9 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the task's correct answer (default: reference)")
     parser.add_argument("--draws", type=positive_int, default=1000,
                         help="posterior draws per task (default 1000)")
-    parser.add_argument("--prior", type=float, default=1.0,
+    parser.add_argument("--prior", type=positive, default=1.0,
                         help="Dirichlet prior count per observed answer (default 1)")
-    parser.add_argument("--ci-prob", type=float, default=0.95, help="interval probability")
+    parser.add_argument("--ci-prob", type=probability, default=0.95, help="interval probability")
     add_seed_arg(parser, 0)
 
 

@@ -9,14 +9,16 @@ from evalbayes._core.names import ESTIMANDS, METRICS
 from evalbayes.cli._common import (
     add_fit_arg,
     add_format_arg,
-    k_value,
     ks,
-    number,
     output_format,
+)
+from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
+from evalbayes.cli._types import (
+    k_value,
+    number,
     positive_int,
     probability,
 )
-from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
 from evalbayes.results._extrapolation import one_trial_note
 
 G_PASS = "g-pass@k"

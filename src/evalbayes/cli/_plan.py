@@ -14,21 +14,23 @@ from typing import Any
 
 from evalbayes._core.names import ESTIMANDS
 from evalbayes.cli._common import (
+    add_data_args,
+    add_format_arg,
+    add_seed_arg,
+    output_format,
+    read_data,
+)
+from evalbayes.cli._output import emit, load_fit, write_text
+from evalbayes.cli._types import (
     MAX_RUNS,
     MAX_SIMS,
     MAX_TASKS,
     MAX_TRIALS,
-    add_data_args,
-    add_format_arg,
-    add_seed_arg,
     count,
     number,
-    output_format,
     positive,
     probability,
-    read_data,
 )
-from evalbayes.cli._output import emit, load_fit, write_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

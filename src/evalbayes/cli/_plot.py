@@ -12,11 +12,13 @@ from evalbayes._core.files import atomic_path
 from evalbayes._core.names import ESTIMANDS, METRICS, check_metric
 from evalbayes.cli._common import (
     CLIError,
-    k_value,
     ks,
     warn,
 )
 from evalbayes.cli._output import check_fit, check_output_path, load_fit
+from evalbayes.cli._types import (
+    k_value,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.data import EvalData

@@ -17,12 +17,15 @@ from evalbayes.cli._common import (
     add_seed_arg,
     ks,
     output_format,
-    positive_int,
     read_data,
 )
 from evalbayes.cli._fit import make_model, read_spec
 from evalbayes.cli._output import check_output_path, emit
 from evalbayes.cli._sampler import model_help
+from evalbayes.cli._types import (
+    k_value,
+    positive_int,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format_arg(parser)
     parser.add_argument("--model", default=None, help=model_help())
     parser.add_argument("--spec", default=None, help="model spec TOML (see models/*.toml)")
-    parser.add_argument("--k", type=float, nargs="+", help="k values (default 1 8)")
+    parser.add_argument("--k", type=k_value, nargs="+", help="k values (default 1 8)")
     parser.add_argument("--draws", type=positive_int, default=2000,
                         help="prior draws (default 2000)")
     add_seed_arg(parser, 0)

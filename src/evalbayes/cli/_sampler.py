@@ -11,6 +11,8 @@ from evalbayes._core.names import METHODS, NUTS_METHODS, SAMPLER_DEFAULTS
 from evalbayes.cli._common import (
     CLIError,
     add_seed_arg,
+)
+from evalbayes.cli._types import (
     non_negative_int,
     positive_int,
     probability,

@@ -8,12 +8,14 @@ from evalbayes._core.names import METRICS
 from evalbayes.cli._common import (
     add_fit_arg,
     add_format_arg,
-    k_value,
     ks,
     output_format,
-    probability,
 )
 from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
+from evalbayes.cli._types import (
+    k_value,
+    probability,
+)
 from evalbayes.results._extrapolation import one_trial_note
 
 

@@ -225,12 +225,15 @@ def check_labels(frame: pd.DataFrame, path: str | Path, columns: Sequence[str] =
     for column in columns:
         if column not in frame.columns or pd.api.types.is_numeric_dtype(frame[column]):
             continue
-        values = frame[column]
-        bad = values.map(lambda v: isinstance(v, str) and BAD_LABEL.search(v) is not None)
-        if bad.any():
-            pos = int(np.flatnonzero(bad.to_numpy())[0])
+        try:
+            values = frame[column].tolist()
+        except Exception as err:  # pyarrow (ArrowException): a text column that is not UTF-8
+            raise LogError(path, f"{column}: a label is not valid UTF-8 text ({err})") from None
+        bad = [isinstance(v, str) and BAD_LABEL.search(v) is not None for v in values]
+        if any(bad):
+            pos = bad.index(True)
             row = int(frame["_pos"].iloc[pos]) if "_pos" in frame.columns else pos
-            label = values.iloc[pos]
+            label = values[pos]
             what = "a NUL character" if "\x00" in label else "a lone surrogate (not UTF-8)"
             raise LogError(path, f"{column} {label.encode('ascii', 'backslashreplace').decode()!r} "
                            f"holds {what}; no fit, table or report can store it: fix the label",
