@@ -583,8 +583,8 @@ class Posterior(Rendered):
             # one histogram per replicate: bin b of replicate r counted at r * bins + b
             bins = len(edges) - 1
             offset = (np.arange(idx.shape[0]) * bins)[:, None]
-            rep_hist = np.bincount((idx + offset).ravel(), minlength=idx.shape[0] * bins)
-            rep_hist = rep_hist.reshape(idx.shape[0], bins)
+            rep_hist = np.bincount((idx + offset).ravel(), minlength=idx.shape[0] * bins
+                                   ).reshape(idx.shape[0], bins)
             lower = np.quantile(rep_hist, (1 - ci_prob) / 2, axis=0)
             upper = np.quantile(rep_hist, (1 + ci_prob) / 2, axis=0)
             for j, label in enumerate(labels):
