@@ -13,9 +13,12 @@ run: ``python -c "import numpy"`` (the floor of any NumPy program). Commands:
   ``sys.modules`` of a run with ``-X importtime`` off (``pandas``, ``scipy.stats``,
   ``matplotlib``, ``pymc``, ``arviz``, ``dask``).
 
+``--compare-src DIR`` runs every command a second time with another source tree first on the
+path (e.g. a checkout of the previous commit) and prints its figures beside.
+
 Run from the repository root::
 
-    nice -n 10 python benchmarks/speed/bench_cli_startup.py [--repeat 5]
+    nice -n 10 python benchmarks/speed/bench_cli_startup.py [--repeat 5] [--compare-src DIR]
 """
 
 from __future__ import annotations
@@ -46,12 +49,12 @@ COMMANDS = {
 }
 
 
-def run_once(args: list[str]) -> tuple[float, float, str]:
+def run_once(args: list[str], src: Path = ROOT / "src") -> tuple[float, float, str]:
     """(child CPU seconds, wall seconds, heavy modules it imported)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, *args], env=ENV, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run([sys.executable, *args], env=dict(ENV, PYTHONPATH=str(src)),
+                          capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0,):
@@ -65,18 +68,24 @@ def run_once(args: list[str]) -> tuple[float, float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--compare-src", type=Path, default=None,
+                        help="another source tree to time beside this one")
     args = parser.parse_args()
     print(f"bench_cli_startup: load average {os.getloadavg()}, {os.cpu_count()} CPUs, "
           f"best of {args.repeat}", flush=True)
+    trees = [("this tree", ROOT / "src")]
+    if args.compare_src is not None:
+        trees.append((str(args.compare_src), args.compare_src))
     base = None
     for label, command in COMMANDS.items():
-        runs = [run_once(command) for _ in range(args.repeat)]
-        cpu = min(r[0] for r in runs)
-        wall = min(r[1] for r in runs)
-        base = cpu if base is None else base
-        print(f"  {label:<40} {cpu:6.2f} s CPU {wall:6.2f} s wall {cpu / base:6.1f}x baseline"
-              f"   load {os.getloadavg()[0]:5.2f}   heavy imports: {runs[-1][2] or 'none'}",
-              flush=True)
+        for name, src in trees:
+            runs = [run_once(command, src) for _ in range(args.repeat)]
+            cpu = min(r[0] for r in runs)
+            wall = min(r[1] for r in runs)
+            base = cpu if base is None else base
+            print(f"  {label:<40} {name:<14} {cpu:6.2f} s CPU {wall:6.2f} s wall "
+                  f"{cpu / base:6.1f}x baseline   load {os.getloadavg()[0]:5.2f}   "
+                  f"heavy imports: {runs[-1][2] or 'none'}", flush=True)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
 import evalbayes as eb  # noqa: E402
-from evalbayes.models import get_model  # noqa: E402
+from evalbayes.models import Model, get_model  # noqa: E402
 from evalbayes.report import write_report  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -106,8 +106,6 @@ def bench(label: str, data: eb.EvalData, model_name: str, ks: list[int]) -> None
     _, cpu, wall, load = _timed(curves)
     _line(f"pass@k curves ({len(ks)} k)", cpu, wall, load, base)
     if model_name == "rate-grid":
-        from evalbayes.models._base import Model
-
         posterior, k = fit.posterior, [float(v) for v in ks]
         _, cpu, wall, load = _timed(lambda: fit.model.curves(
             posterior, data, k, METRICS, "tasks", seed=0))

@@ -343,13 +343,16 @@ def _frequentist_table(results: list[PairResult]) -> Table:
 
 
 def _by_k_table(ctx: ReportContext, pairs: list[tuple[str, str]]) -> Table:
-    comparison = Comparison.from_draws(ctx.draws("pass@k", "tasks"), rope=ctx.rope,
-                                       ci_prob=ctx.ci_prob)
-    stats = comparison.stats["p_superior"]
-    rows = [
-        [b, a, *(fmt_p(float(stats.sel(system=b, baseline=a, k=float(k)))) for k in ctx.ks)]
-        for b, a in pairs
-    ]
+    # P(B > A) = the share of joint draws with f_B - f_A > 0, for the listed pairs only (a
+    # Comparison of every pair, intervals included, cost 26 CPU-s at 123 systems)
+    draws = ctx.draws("pass@k", "tasks").sel(k=[float(k) for k in ctx.ks])
+    draws = draws.transpose("chain", "draw", "system", "k")
+    values = draws.values.reshape(-1, *draws.shape[2:])  # (draw, system, k)
+    index = {str(s): i for i, s in enumerate(draws["system"].values)}
+    rows = []
+    for b, a in pairs:
+        above = np.count_nonzero(values[:, index[b]] - values[:, index[a]] > 0, axis=0)
+        rows.append([b, a, *(fmt_p(float(v)) for v in above / values.shape[0])])
     return Table.build(
         "p-superior-by-k",
         ["B", "A", *(f"k={k}" for k in ctx.ks)],

@@ -675,7 +675,10 @@ class RateGridModel(RateGridBase):
             post /= post.sum(axis=-1, keepdims=True)
             counts = rng.multinomial(cells[block], post).astype(float)  # (c, d, rows, support)
             for m in metrics:
-                sums[m] += np.einsum("cdrk,rs->cdsk", counts @ values[m], owner[block])
+                at_rows = counts.reshape(-1, support) @ values[m]  # (c d rows, K)
+                at_rows = at_rows.reshape(chains * draws, -1, len(k))
+                by_system = np.tensordot(at_rows, owner[block], axes=([1], [0]))  # (c d, K, s)
+                sums[m] += by_system.transpose(0, 2, 1).reshape(chains, draws, n_sys, len(k))
         tasks = (data.n.values > 0).sum(axis=1)[None, None, :, None]
         return {m: sums[m] / tasks for m in metrics}
 
