@@ -69,7 +69,9 @@ def python_cases() -> list:
     cases = []
     for file in FILES:
         for i, _ in enumerate(blocks(file, "python")):
-            marks = [pytest.mark.slow] if _slow(file, i) else []
+            # one worker runs a file's blocks, in order: later blocks use what earlier ones made
+            marks = [pytest.mark.xdist_group(f"docs-{file}")]
+            marks += [pytest.mark.slow] if _slow(file, i) else []
             cases.append(pytest.param(file, i, marks=marks, id=f"{file}:py{i}"))
     return cases
 

@@ -19,9 +19,11 @@ evaluations, Miller 2024, "Adding error bars to evals"):
 
 from __future__ import annotations
 
+import contextlib
 import html
 import itertools
 import json
+import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,6 +108,18 @@ class FittedModel(Protocol):
         self, posterior: xr.Dataset, data: EvalData, seed: int
     ) -> xr.DataArray: ...
 
+
+
+def _local_writes() -> contextlib.AbstractContextManager[Any]:
+    """Inside a Dask worker (``fit-suite``), xarray guards a write with a cluster-wide lock
+    named by its target, which for an in-memory target the scheduler does not know ("Semaphore
+    or Lock <BytesIO> not known"): the write is local to this process, so it runs with dask's
+    synchronous scheduler, which takes no such lock. Elsewhere nothing changes."""
+    if "distributed" not in sys.modules:
+        return contextlib.nullcontext()
+    import dask
+
+    return dask.config.set(scheduler="synchronous")
 
 @dataclass(frozen=True)
 class PosteriorPredictiveCheck(Rendered):
@@ -487,7 +501,9 @@ class Posterior(Rendered):
         estimands = estimands or self.model.estimands()
         curves = {(metric, estimand): draws
                   for estimand in estimands
-                  for metric, draws in self.curves(metrics, k, estimand=estimand).items()}
+                  for metric, draws in self.curves(
+                      tuple(m for m in metrics if m != "g-pass@k"), k, estimand=estimand
+                  ).items()}
         frames = []
         for metric in metrics:
             for estimand in estimands:
@@ -703,7 +719,8 @@ class Posterior(Rendered):
         )
         tree.attrs["fingerprint"] = json.dumps(fingerprint, sort_keys=True)
         try:
-            view = tree.to_netcdf(engine="h5netcdf")  # in memory: a view of the file's bytes
+            with _local_writes():
+                view = tree.to_netcdf(engine="h5netcdf")  # in memory: a view of the bytes
         except (ValueError, TypeError, UnicodeError) as err:
             raise ValueError(f"{path}: the fit cannot be written as NetCDF ({err})") from err
         # copied out and released at once: a view outliving its buffer crashes the

@@ -249,7 +249,7 @@ def test_terminal_bench_fits_cleanly(shared_data):
     if not path.exists():
         pytest.skip(f"{path.name} not available")
     data = read_counts(path)
-    post = IRTModel(kind="2pl").fit(data, draws=1000, tune=1000, chains=4, seed=1,
+    post = IRTModel(kind="2pl").fit(data, draws=2000, tune=1500, chains=4, seed=1,
                                     check=False)
     diag = post.diagnostics(warn=False)
     assert diag.rhat_max <= 1.01, str(diag)
