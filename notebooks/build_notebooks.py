@@ -787,7 +787,8 @@ QUICK = os.environ.get("EVALBAYES_NB_QUICK", "0") == "1"
 rng = np.random.default_rng(0)
 # four chains and a small step size: these hierarchies have funnels (variance components
 # near 0) that two chains of 500 draws at the default target_accept did not explore
-SAMPLER = dict(draws=DRAWS, tune=max(DRAWS, 1000), chains=4, seed=0, target_accept=0.99)
+SAMPLER = dict(draws=DRAWS, tune=DRAWS if QUICK else max(DRAWS, 1000), chains=2 if QUICK else 4,
+               seed=0, target_accept=0.99)
 print(f"{DRAWS} draws per chain, quick mode {QUICK}")'''),
     ("md", """\
 ## 1. Factorial model x harness
