@@ -79,6 +79,7 @@ def test_fit_has_no_output_format(capsys, no_sampling):
 
 
 # --------------------------------------------------------------------------- ADVI
+@pytest.mark.slow  # compiles a PyMC/nutpie graph or runs mypy: the slow tier
 def test_advi_one_chain_saves_a_fit_that_summary_reads(capsys, tmp_path):
     path = tmp_path / "advi.nc"
     code, _, err = run(["fit", "dataset:tinyagent", *SHORT, "--method", "advi", "--chains", "1",

@@ -23,6 +23,7 @@ def test_package_ships_py_typed():
 
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
                     reason="mypy is not installed (pip install -e '.[test]')")
+@pytest.mark.slow  # compiles a PyMC/nutpie graph or runs mypy: the slow tier
 def test_mypy_is_clean(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),

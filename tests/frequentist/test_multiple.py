@@ -51,6 +51,7 @@ ALPHAS = st.sampled_from([0.01, 0.05, 0.1, 0.2])
 
 @settings(max_examples=30, deadline=None)  # multipletests costs ~0.1 s per call
 @given(PVALUES, ALPHAS)
+@pytest.mark.slow  # thousands of random p-value sets against statsmodels
 def test_statsmodels_on_random_pvalues(p, alpha):
     _check_against_statsmodels(np.asarray(p), alpha)
 

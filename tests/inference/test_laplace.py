@@ -55,6 +55,7 @@ def test_laplace_of_a_positive_scale_stays_positive_and_matches_lognormal():
     assert abs(log_s.std() / 0.5 - 1) < 5 / np.sqrt(2 * log_s.size)
 
 
+@pytest.mark.slow  # compiles a PyMC/nutpie graph or runs mypy: the slow tier
 def test_laplace_irt_fit_is_labelled_approximate():
     from evalbayes.data import EvalData
     from evalbayes.models.irt._model import IRTModel

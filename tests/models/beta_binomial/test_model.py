@@ -313,6 +313,7 @@ def test_loo_runs_on_pointwise_log_likelihood(tinyagent_fit):
     assert bool(np.isfinite(log_lik).all())
 
 
+@pytest.mark.slow  # compiles a PyMC/nutpie graph or runs mypy: the slow tier
 def test_shared_hyperprior_fits_and_borrows_strength(tinyagent):
     post = BetaBinomialModel(hyperprior="shared").fit(
         tinyagent, draws=1000, tune=1000, chains=4, seed=4, target_accept=0.95

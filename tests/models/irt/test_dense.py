@@ -34,6 +34,7 @@ def _logp(model: IRTModel, data: EvalData):
 @pytest.mark.parametrize("max_n", [4, 1], ids=["binomial", "binary"])
 @pytest.mark.parametrize("settings", [*SETTINGS, {"kind": "1pl"}],
                          ids=lambda s: "-".join(map(str, s.values())))
+@pytest.mark.slow  # compiles a PyMC/nutpie graph or runs mypy: the slow tier
 def test_dense_and_long_graphs_give_the_same_log_density(settings, max_n):
     """With n <= 1 in every cell the dense graph takes the sign form ``-n softplus((1 - 2c) eta)``
     (missing cells included); the long graph is the two-softplus reference."""
@@ -98,6 +99,7 @@ def test_bad_layout_raises_and_round_trips():
     assert IRTModel.from_config(model.to_config()) == model
 
 
+@pytest.mark.slow  # compiles a PyMC/nutpie graph or runs mypy: the slow tier
 def test_dense_fit_runs_and_labels_dims():
     data = _data()
     post = IRTModel(kind="2pl", layout="dense").fit(data, draws=50, tune=50, chains=1,

@@ -111,6 +111,7 @@ def test_other_kinds_fit(settings):
     assert np.all((pop > 0) & (pop < 1))
 
 
+@pytest.mark.slow  # compiles a PyMC/nutpie graph or runs mypy: the slow tier
 def test_advi_is_labelled_approximate():
     data, _, _ = _simulate(5, 12, 4, seed=8)
     with warnings.catch_warnings():

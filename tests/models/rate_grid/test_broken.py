@@ -217,6 +217,7 @@ def test_planted_broken_tasks_are_found():
     assert lo < 0.1 < hi
 
 
+@pytest.mark.slow  # compiles a PyMC/nutpie graph or runs mypy: the slow tier
 def test_broken_task_table_cli_and_report(tmp_path, capsys):
     """A task that none of six systems solves in 30 trials each is listed first with
     P(broken) > 0.5 by Posterior.broken_tasks, `evalbayes items FIT` and the report; tasks
