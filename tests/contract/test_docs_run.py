@@ -79,9 +79,7 @@ def python_cases() -> list:
     cases = []
     for file in FILES:
         for i, _ in enumerate(blocks(file, "python")):
-            # one worker runs a file's blocks, in order: later blocks use what earlier ones made
-            marks = [pytest.mark.xdist_group(f"docs-{file}")]
-            marks += [pytest.mark.slow] if _slow(file, i) else []
+            marks = [pytest.mark.slow] if _slow(file, i) else []
             cases.append(pytest.param(file, i, marks=marks, id=f"{file}:py{i}"))
     return cases
 
@@ -143,6 +141,8 @@ def _save_named_blocks(file: str, code: str, folder: Path) -> None:
 #: One module per file: its blocks run in its namespace, in order (dataclasses defined in a
 #: block need their module in ``sys.modules``).
 MODULES: dict[str, types.ModuleType] = {}
+#: The blocks of each file already run in this process.
+DONE: dict[str, set[int]] = {}
 
 
 @pytest.mark.parametrize(("file", "index"), python_cases())
@@ -157,10 +157,18 @@ def test_python_block_runs(file, index, scratch, monkeypatch):
     name = "docs_block_" + re.sub(r"\W", "_", file)
     module = MODULES.setdefault(file, types.ModuleType(name))
     monkeypatch.setitem(sys.modules, name, module)
-    code = blocks(file, "python")[index]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the blocks' own warnings are what they document
-        exec(compile(code, f"{file}:python block {index}", "exec"), module.__dict__)
+    done = DONE.setdefault(file, set())
+    # earlier blocks first where this worker has not run them (pytest-xdist may send a file's
+    # blocks to different workers): a block sees what the blocks above it made, as a reader does
+    for earlier in range(index + 1):
+        if earlier in done or (file, "python", earlier) in NOT_RUNNABLE:
+            continue
+        _save_named_blocks(file, blocks(file, "python")[earlier], scratch)
+        code = blocks(file, "python")[earlier]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the blocks' own warnings are what they document
+            exec(compile(code, f"{file}:python block {earlier}", "exec"), module.__dict__)
+        done.add(earlier)
 
 
 @pytest.mark.parametrize(("file", "index"), bash_cases())
