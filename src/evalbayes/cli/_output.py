@@ -29,8 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: The argparse destinations that name files a command reads (DATA, FIT, --spec, --meta,
 #: the design tables, plan/gate's --fit): an output may be none of them.
-INPUT_DESTS = ("data", "source", "logs", "fit", "fits", "spec", "meta", "factors", "recipes",
-               "gold")
+INPUT_DESTS = ("data", "answers", "source", "logs", "fit", "fits", "spec", "meta", "factors",
+               "recipes", "gold")
 
 
 def input_paths(args: argparse.Namespace | None) -> list[str]:
