@@ -100,3 +100,57 @@ def test_maj_at_k_does_not_import_pymc(table):
             f"    main(['maj-at-k', {str(path)!r}, '--k', '3'])\n"
             "assert 'pymc' not in sys.modules, 'pymc imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_answers_go_through_the_guarded_table_loader(tmp_path, capsys):
+    """The answer table is read like every other table: a FIFO is refused before it is opened
+    (it would block), a NUL in a label or an answer is refused naming the row, JSON Lines with
+    a duplicate key or nested too deeply are refused naming the line."""
+    import os
+    import subprocess
+    import sys
+
+    from paths import ROOT
+
+    fifo = tmp_path / "answers.csv"
+    os.mkfifo(fifo)
+    done = subprocess.run(  # in a subprocess: were the FIFO opened, the read would block
+        [sys.executable, "-m", "evalbayes.cli", "maj-at-k", str(fifo)], capture_output=True,
+        text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")), timeout=120)
+    assert done.returncode == 2
+    assert "named pipe (FIFO), not a regular file" in done.stderr
+
+    nul = tmp_path / "nul.csv"
+    nul.write_text("system,task,answer,reference\nA,t1,a,a\nA\x00B,t1,a,a\n")
+    assert main(["maj-at-k", str(nul), "--k", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "system 'A\\x00B' holds a NUL character" in err and "data row 2" in err
+
+    answer = tmp_path / "answer.csv"
+    answer.write_text("system,task,answer,reference\nA,t1,a\x00,a\n")
+    assert main(["maj-at-k", str(answer), "--k", "1"]) == 2
+    assert "answer 'a\\x00' holds a NUL character" in capsys.readouterr().err
+
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text('{"system": "A", "task": "t", "answer": "a", "reference": "a"}\n'
+                   '{"system": "A", "task": "t", "answer": "a", "answer": "b", "reference": "a"}\n')
+    assert main(["maj-at-k", str(dup), "--k", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "dup.jsonl" in err and "line 2" in err and "'answer'" in err
+
+    deep = tmp_path / "deep.jsonl"  # 100,000 levels: pyarrow's parser crashed the process
+    deep.write_text('{"system": "A", "task": "t", "answer": ' + "[" * 100_000 + "]" * 100_000
+                    + ', "reference": "a"}\n')
+    assert main(["maj-at-k", str(deep), "--k", "1"]) == 2
+    assert "deep.jsonl: line 1: JSON nested too deeply" in capsys.readouterr().err
+
+
+def test_answers_keep_labels_as_written(tmp_path, capsys):
+    """Labels and answers are text as written: an answer ``007`` is not the number 7 and an
+    answer ``NA`` is an answer, not a missing value (the guarded loader reads them as text)."""
+    path = tmp_path / "answers.csv"
+    path.write_text("system,task,answer,reference\nNA,t,007,007\nNA,t,7,007\nNA,t,NA,007\n")
+    assert main(["maj-at-k", str(path), "--k", "1", "--format", "csv"]) == 0
+    out = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out), keep_default_na=False)
+    assert out["system"].tolist() == ["NA"]
+    assert out["maj@k (unbiased)"].iloc[0] == pytest.approx(1 / 3, abs=1e-12)

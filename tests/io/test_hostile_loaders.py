@@ -92,6 +92,24 @@ def test_lone_surrogates_are_refused_when_read(tmp_path):
         io.read(path)
 
 
+def test_deeply_nested_json_lines_table_is_a_clear_error(tmp_path):
+    """A counts table in JSON Lines nested 100,000 levels deep: before, pyarrow's JSON
+    parser (which recurses without a limit) crashed the process with a segmentation fault;
+    now the line-by-line reader refuses it naming the line. In a subprocess so that a
+    regression fails this test instead of killing the test worker."""
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"system": "A", "task": "t", "n": 3, "c": 1}\n'
+                    '{"system": "B", "task": "t", "n": 3, "c": ' + "[" * 100_000
+                    + "]" * 100_000 + "}\n")
+    code = ("from evalbayes import io\n"
+            f"try:\n    io.read_table({str(path)!r})\n"
+            "except ValueError as err:\n    print(err)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT / "src")), timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == f"{path}: line 2: JSON nested too deeply to read"
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 @pytest.mark.parametrize("argv", [
     ["crosscheck", "{fifo}"],

@@ -32,7 +32,7 @@ from evalbayes.cli._types import (
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-_READERS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}
+_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet", ".pq")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,27 +57,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_answers(path: str, columns: dict[str, str]) -> pd.DataFrame:
     """The answer table with columns renamed to ``system, task, answer, reference``, answers
-    as text; errors name the file, the row and the rule."""
-    import pandas as pd
+    as text; errors name the file, the row and the rule.
 
-    suffix = "".join(Path(path).suffixes[-2:]).removesuffix(".gz")
-    kind = _READERS.get(Path(suffix).suffix or suffix)
-    if kind is None:
+    The file is read by :func:`evalbayes.io.read_table`, the loader of the other table
+    commands (a FIFO, socket or device is refused before it is opened; JSON Lines are read
+    with the depth, duplicate-key and surrogate guards; the four columns are read as text as
+    written), and a label or answer holding NUL or a lone surrogate is refused naming its row
+    (:func:`evalbayes.io._common.check_labels`).
+    """
+    from evalbayes.io import read_table
+    from evalbayes.io._common import check_labels
+    from evalbayes.io._sources import check_regular
+
+    check_regular(path)  # a FIFO, socket or device: refused before anything opens it
+    name = Path(path).name.lower().removesuffix(".gz")
+    if not name.endswith(_SUFFIXES):
         raise CLIError(f"{path}: unknown table type; use .csv, .tsv, .jsonl or .parquet")
-    if not Path(path).is_file():
+    if not Path(path).exists() and not Path(path).is_symlink():
         raise CLIError(f"{path}: no such file")
-    if kind == "parquet":
-        frame = pd.read_parquet(path)
-    elif kind == "jsonl":
-        frame = pd.read_json(path, lines=True, dtype=False)
-    else:
-        frame = pd.read_csv(path, sep="\t" if kind == "tsv" else ",", dtype=str,
-                            keep_default_na=False)
+    frame = read_table(path, labels=tuple(columns.values()))
     missing = [f"--{role}-column ({name})" for role, name in columns.items() if name not in frame]
     if missing:
         raise CLIError(f"{path}: missing column(s) {', '.join(missing)}; found "
                        f"{list(frame.columns)}")
     frame = frame[list(columns.values())].set_axis(list(columns), axis=1)
+    check_labels(frame, path, columns=list(columns))
     for column in frame:
         empty = frame[column].isna() | (frame[column].astype(str) == "")
         if empty.any():
