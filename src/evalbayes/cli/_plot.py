@@ -40,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "systems (default: all)")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when the fit failed its convergence diagnostics")
+    parser.add_argument("--all-pairs", action="store_true",
+                        help="--kind comparison: draw every pair (default: the 30 with the "
+                        "largest |B - A|; the title says how many are left out)")
     parser.add_argument("-o", "--output", default=None, help="PNG/SVG/PDF file")
 
 
@@ -88,6 +91,8 @@ def _draw(posterior: Posterior, args: argparse.Namespace, k: list[float]) -> Any
     from evalbayes import plots
 
     kind = args.kind
+    if args.all_pairs and kind != "comparison":
+        raise CLIError(f"--all-pairs applies to --kind comparison, not {kind}")
     chosen = _systems(posterior, args.system)
     if chosen is not None and kind not in ("pass-at-k", "pass-hat-k", "ppc", "rates"):
         raise CLIError(f"--system applies to --kind pass-at-k, pass-hat-k, ppc and rates, not "
@@ -102,8 +107,12 @@ def _draw(posterior: Posterior, args: argparse.Namespace, k: list[float]) -> Any
         from evalbayes.results._comparison import compare
 
         comparison = compare(posterior, metric=args.metric, k=k[:1], estimand=args.estimand)
-        draw = plots.plot_comparison if kind == "comparison" else plots.plot_superiority_matrix
-        return draw(comparison).figure
+        if kind == "comparison":
+            from evalbayes.plots._comparison import PAIRS_MAX
+
+            return plots.plot_comparison(
+                comparison, max_pairs=None if args.all_pairs else PAIRS_MAX).figure
+        return plots.plot_superiority_matrix(comparison).figure
     if kind == "ppc":
         return _ppc(posterior, chosen)
     if kind == "rates":

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from evalbayes.plots._common import finish
+from evalbayes.plots._common import finish, plot_label
 
 __all__ = ["FLAG_COLUMNS", "plot_item_curves", "plot_item_difficulty", "plot_wright_map"]
 
@@ -28,12 +28,40 @@ _FLAG_STYLE = {
 }
 
 
-def _axes(ax: Any) -> Any:
+#: Most item labels :func:`plot_item_difficulty` writes (beyond, every m-th item by
+#: difficulty) and most system labels :func:`plot_wright_map` writes.
+ITEM_LABELS = 40
+SYSTEM_LABELS = 30
+
+
+def _axes(ax: Any, figsize: tuple[float, float] | None = None) -> Any:
     if ax is not None:
         return ax
     import matplotlib.pyplot as plt
 
-    return plt.figure().add_subplot()
+    return plt.figure(figsize=figsize).add_subplot()
+
+
+def _every(n: int, most: int) -> np.ndarray:
+    """Indices ``0, m, 2m, ...`` of ``n`` rows, with ``m`` the smallest step leaving at most
+    ``most`` of them."""
+    return np.arange(0, n, max(1, int(np.ceil(n / most))))
+
+
+def _spread(y: np.ndarray, gap: float, low: float, high: float) -> np.ndarray:
+    """Label heights for increasing ``y``: each at least ``gap`` above the one below, as
+    close to the points as that allows: a forward pass pushes crowded labels up, the block
+    is then shifted so that its mean is the points' mean, and kept inside ``[low, high]``
+    where it fits."""
+    y = np.asarray(y, dtype=float)
+    out = y.copy()
+    for i in range(1, len(out)):
+        out[i] = max(out[i], out[i - 1] + gap)
+    if len(out):
+        out += y.mean() - out.mean()
+        out += max(0.0, low - out[0])
+        out -= max(0.0, min(out[-1] - high, out[0] - low))
+    return out
 
 
 def _need(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -67,7 +95,8 @@ def plot_item_difficulty(
     matplotlib.axes.Axes
     """
     _need(items, ("task", "b_mean", "b_lower", "b_upper"), "items")
-    ax = _axes(ax)
+    shown = _every(len(items), ITEM_LABELS)
+    ax = _axes(ax, figsize=(6.4, max(4.8, 1.6 + 0.17 * len(shown))))
     frame = items.sort_values("b_mean") if sort else items
     y = np.arange(len(frame))
     ax.hlines(y, frame["b_lower"], frame["b_upper"], color="0.6", lw=1)
@@ -79,10 +108,14 @@ def plot_item_difficulty(
             ax.scatter(frame["b_mean"][mask], y[mask], color=color, marker=marker, zorder=3,
                        label=f"{flag.replace('_', ' ')} ({int(mask.sum())})")
     ax.scatter(frame["b_mean"][plain], y[plain], color="k", s=12, zorder=2, label="item")
-    ax.set_yticks(y, frame["task"].astype(str) if len(frame) <= 60 else [""] * len(frame))
+    tasks = frame["task"].to_numpy()
+    ax.set_yticks(y[shown], [plot_label(tasks[i]) for i in shown],
+                  fontsize=8 if len(shown) <= 25 else 7)
     ci = f" ({float(frame['ci_prob'].iloc[0]):.0%} interval)" if "ci_prob" in frame else ""
     ax.set_xlabel(f"difficulty b (higher = harder){ci}")
-    ax.set_ylabel("item")
+    order = "by difficulty" if sort else "in table order"
+    ax.set_ylabel("item" if len(shown) == len(frame) else
+                  f"item (one label in {int(shown[1] - shown[0])} of {len(frame)}, {order})")
     ax.axvline(0.0, color="0.85", lw=0.8, zorder=0)
     ax.legend(loc="lower right", fontsize="small")
     return finish(ax)
@@ -150,7 +183,7 @@ def plot_wright_map(
     """
     _need(abilities, ("system", "theta_mean", "theta_lower", "theta_upper"), "abilities")
     _need(items, ("b_mean",), "items")
-    ax = _axes(ax)
+    ax = _axes(ax, figsize=(7.4, 5.6))
     values = np.concatenate(
         [abilities["theta_lower"], abilities["theta_upper"], items["b_mean"]]
     )
@@ -163,12 +196,24 @@ def plot_wright_map(
     x = -0.1 - 0.9 * np.arange(len(order)) / max(len(order) - 1, 1)
     ax.vlines(x, order["theta_lower"], order["theta_upper"], color="tab:red", lw=1)
     ax.scatter(x, order["theta_mean"], color="tab:red", s=14, zorder=3, label="systems")
-    if len(order) <= 30:
-        for xi, (_, row) in zip(x, order.iterrows(), strict=True):
-            ax.annotate(str(row["system"]), (xi, row["theta_mean"]), fontsize=6,
-                        xytext=(3, 0), textcoords="offset points", va="center")
+    labelled = _every(len(order), SYSTEM_LABELS)
+    low, high = float(edges[0]), float(edges[-1])
+    ax.set_ylim(low, high)
+    # labels in a column left of the systems, spread so that none overlaps (at least 1/40 of
+    # the axis apart, about 7 points on this figure), each joined to its point by a thin line
+    heights = _spread(order["theta_mean"].to_numpy(dtype=float)[labelled],
+                      (high - low) / 40, low, high)
+    for index, height in zip(labelled, heights, strict=True):
+        ax.annotate(plot_label(order["system"].iloc[index]),
+                    (x[index], float(order["theta_mean"].iloc[index])), xytext=(-1.08, height),
+                    textcoords="data", fontsize=6, ha="right", va="center",
+                    arrowprops={"arrowstyle": "-", "color": "0.7", "lw": 0.5,
+                                "shrinkA": 0, "shrinkB": 2})
+    ax.set_xlim(-1.75, 1.05)
     ax.axvline(0.0, color="k", lw=0.8)
-    ax.set_xticks([-0.55, 0.5], ["systems: ability theta", "items: difficulty b"])
+    thinned = (f" (one label in {int(labelled[1] - labelled[0])} of {len(order)})"
+               if len(labelled) < len(order) else "")
+    ax.set_xticks([-0.55, 0.5], [f"systems: ability theta{thinned}", "items: difficulty b"])
     ax.set_ylabel("logit scale (higher = abler system / harder item)")
     ax.legend(loc="upper right", fontsize="small")
     return finish(ax)

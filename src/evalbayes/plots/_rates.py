@@ -14,6 +14,10 @@ __all__ = ["plot_rate_distribution"]
 _ATOM_GAP = 2.5  # logits between the grid's end and the marker of an atom
 
 
+#: Up to this many systems the legend sits inside the axes; beyond, beside them.
+LEGEND_INSIDE = 8
+
+
 def plot_rate_distribution(
     g: xr.DataArray,
     *,
@@ -64,7 +68,9 @@ def plot_rate_distribution(
     step = float(steps[0])
     mass = g.values.reshape(-1, g.sizes["system"], len(rates))  # (draws, system, rate)
     lo_q, hi_q = (1 - ci_prob) / 2, 1 - (1 - ci_prob) / 2
-    ax = get_axes(ax, figsize=(7.2, 4.2))
+    n_systems = g.sizes["system"]
+    columns = 1 if n_systems <= LEGEND_INSIDE else int(np.ceil(n_systems / 30))
+    ax = get_axes(ax, figsize=(7.2 + (0 if n_systems <= LEGEND_INSIDE else 2.2 * columns), 4.2))
     for s, system in enumerate(g["system"].values):
         density = mass[:, s, inner] / step
         line = ax.plot(x, density.mean(axis=0), lw=1.6, label=plot_label(system))[0]
@@ -102,6 +108,9 @@ def plot_rate_distribution(
     ax.set_ylim(bottom=0)
     ax.set_title(f"rate distribution of each system's tasks: posterior mean, "
                  f"{ci_prob:.0%} band")
-    if g.sizes["system"] <= 12:  # beyond, a legend hides the plot: select systems first
-        ax.legend(loc="upper right", fontsize=8, frameon=False)
+    if n_systems <= LEGEND_INSIDE:
+        ax.legend(loc="upper right", fontsize=8, frameon=False, title="system")
+    else:  # beyond, inside it would hide the curves: beside the axes, in columns of 30
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False,
+                  ncol=columns, title="system")
     return finish(ax)
