@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from evalbayes.report._html import CSP
+from evalbayes.report._html import COLLAPSE_ROWS, CSP
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -60,7 +60,17 @@ PROBE = """<script>
       tables: document.querySelectorAll('table').length,
       sections: Array.prototype.map.call(document.querySelectorAll('section'),
                                          function (s) { return s.id; }),
-      errors: errors
+      errors: errors,
+      viewport: window.innerWidth,
+      page_width: document.documentElement.scrollWidth,
+      layout: Array.prototype.map.call(document.querySelectorAll('table'), function (t) {
+        var box = t.parentElement;
+        return {id: t.id, rows: t.tBodies.length ? t.tBodies[0].rows.length : 0,
+                collapsed: !!t.closest('details'),
+                width: t.getBoundingClientRect().width, box: box.clientWidth,
+                box_overflow: getComputedStyle(box).overflowX,
+                box_right: box.getBoundingClientRect().right};
+      })
     });
     document.body.appendChild(out);
   });
@@ -95,3 +105,28 @@ def probe(dom: str) -> dict:
 
 def console_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if CONSOLE.search(line)]
+
+
+def check_layout_at_1280(page: Path, tmp_path: Path, must_fit: tuple[str, ...] = ()) -> dict:
+    """Load a probe copy of ``page`` at 1280 px and check that nothing is clipped: the page is
+    no wider than the window, every table either fits its box or scrolls inside it (its own
+    horizontal scroll bar; the tables of ``must_fit`` must fit), no box reaches past the
+    window, and every table of more than COLLAPSE_ROWS rows is under a closed "show all"
+    element."""
+    copy = probe_copy(page.read_text(encoding="utf-8"), tmp_path / "probe1280.html")
+    result = run_chromium(copy, tmp_path / "profile", "--window-size=1280,900",
+                          "--virtual-time-budget=5000", "--dump-dom")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = probe(result.stdout)
+    assert found["viewport"] == 1280
+    assert found["page_width"] <= 1280
+    for table in found["layout"]:
+        if table["collapsed"]:
+            continue  # not rendered until opened (its box has no width)
+        assert table["box_right"] <= 1280, table
+        assert table["rows"] <= COLLAPSE_ROWS, table
+        if table["id"] in must_fit:
+            assert table["width"] <= table["box"] + 0.5, table
+        elif table["width"] > table["box"] + 0.5:
+            assert table["box_overflow"] in ("auto", "scroll"), table
+    return found

@@ -18,7 +18,14 @@ import struct
 from pathlib import Path
 
 import pytest
-from browser import console_lines, needs_chromium, probe, probe_copy, run_chromium
+from browser import (
+    check_layout_at_1280,
+    console_lines,
+    needs_chromium,
+    probe,
+    probe_copy,
+    run_chromium,
+)
 
 import evalbayes as eb
 from evalbayes.report import write_report
@@ -98,3 +105,12 @@ def test_screenshot(report, tmp_path):
     if keep:
         Path(keep).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, keep)
+
+
+def test_at_1280_px_the_verdict_tables_fit(report, tmp_path):
+    """The comparisons tables (Bayesian verdict beside the frequentist half and the MDE)
+    fit the page at 1280 px: nothing clipped, no table wider than its box."""
+    found = check_layout_at_1280(report, tmp_path, must_fit=("pairs", "per-system",
+                                                             "pairs-bayes", "pairs-frequentist"))
+    ids = {t["id"] for t in found["layout"]}
+    assert {"pairs", "per-system", "pass-at-k"} <= ids

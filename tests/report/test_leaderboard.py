@@ -8,7 +8,14 @@ import re
 
 import numpy as np
 import pytest
-from browser import console_lines, needs_chromium, probe, probe_copy, run_chromium
+from browser import (
+    check_layout_at_1280,
+    console_lines,
+    needs_chromium,
+    probe,
+    probe_copy,
+    run_chromium,
+)
 
 from evalbayes.data import EvalData
 from evalbayes.models.beta_binomial._model import BetaBinomialModel
@@ -61,3 +68,14 @@ def test_leaderboard_report_in_browser(report, tmp_path):
     for width, height, complete in found["images"]:
         assert complete and width > 200 and height > 100
     assert console_lines(result.stderr) == []
+
+
+@needs_chromium
+def test_at_1280_px_no_table_overflows_and_long_tables_are_collapsed(report, tmp_path):
+    path, data = report
+    found = check_layout_at_1280(path, tmp_path, must_fit=("per-system", "pairs"))
+    long = [t for t in found["layout"] if t["rows"] >= len(data.systems)]
+    assert long, "the 110-system report has tables listing every system"
+    assert all(t["collapsed"] for t in long)
+    html = path.read_text(encoding="utf-8")
+    assert html.count("<summary>show all ") == html.count("<details")

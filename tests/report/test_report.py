@@ -71,13 +71,17 @@ class _Tables(HTMLParser):
 
 
 def parse_tables(html: str) -> dict[str, list[dict[str, str]]]:
-    """Tables by id, each as a list of {header: cell} rows."""
+    """Tables by id, each as a list of {header: cell} rows; a collapsed table (its first
+    rows, then the whole table as ``{id}-all`` under "show all") is read whole."""
     parser = _Tables()
     parser.feed(html)
-    return {
+    tables = {
         key: [dict(zip(rows[0], row, strict=True)) for row in rows[1:]]
         for key, rows in parser.tables.items()
     }
+    for key in [k for k in tables if k.endswith("-all") and k[:-4] in tables]:
+        tables[key[:-4]] = tables.pop(key)
+    return tables
 
 
 @pytest.fixture(scope="module")

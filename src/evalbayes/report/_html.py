@@ -31,7 +31,12 @@ from evalbayes.report._document import (
     Table,
 )
 
-__all__ = ["CSP", "render_html"]
+__all__ = ["COLLAPSE_ROWS", "CSP", "SHOWN_ROWS", "render_html"]
+
+#: A table with more rows than this shows its first :data:`SHOWN_ROWS` rows; the whole table
+#: is one click away in a ``<details>`` element ("show all N rows"; no script needed).
+COLLAPSE_ROWS = 25
+SHOWN_ROWS = 10
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
@@ -81,12 +86,15 @@ code { background: var(--bg-alt); padding: 0 3px; border-radius: 3px; }
 .hidden { color: var(--warn); background: var(--warn-bg); font-size: 11px; }
 pre { background: var(--bg-alt); border: 1px solid var(--line); padding: 10px;
       white-space: pre-wrap; word-break: break-word; }
-.scroll { overflow-x: auto; margin: 10px 0 16px; }
+.scroll { overflow-x: auto; max-width: 100%; margin: 10px 0 16px; }
 table { border-collapse: collapse; font-size: 13px; }
 caption { text-align: left; font-weight: 600; padding: 4px 0 6px; color: var(--fg);
-          white-space: nowrap; }
-th, td { border: 1px solid var(--line); padding: 3px 8px; vertical-align: top; }
-th { background: var(--bg-alt); text-align: left; min-width: 3.5em; }
+          max-width: 920px; }
+th, td { border: 1px solid var(--line); padding: 3px 6px; vertical-align: top; }
+th { background: var(--bg-alt); text-align: left; min-width: 3.5em; max-width: 11em;
+     overflow-wrap: break-word; }
+details.more { margin: -10px 0 16px; font-size: 13px; }
+details.more summary { cursor: pointer; color: var(--note); }
 td:first-child { white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tbody tr:nth-child(even) td { background: #fbfcfd; }
@@ -121,6 +129,9 @@ def _inline(parts: tuple[Inline, ...]) -> str:
 
 
 def _table(table: Table) -> str:
+    """A table in its own horizontally scrolling box (a wide table never widens the page);
+    a table of more than :data:`COLLAPSE_ROWS` rows shows its first :data:`SHOWN_ROWS` and
+    puts the whole table under "show all N rows"."""
     numeric = table.numeric or (False,) * len(table.columns)
     head = "".join(f"<th scope=\"col\">{escape(c)}</th>" for c in table.columns)
     body = []
@@ -131,9 +142,20 @@ def _table(table: Table) -> str:
         )
         body.append(f"<tr>{cells}</tr>")
     caption = f"<caption>{escape(table.caption)}</caption>" if table.caption else ""
+
+    def box(rows: list[str], ident: str, title: str) -> str:
+        return (f"<div class=\"scroll\"><table id=\"{_attr(ident)}\">{title}"
+                f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+
+    if len(body) <= COLLAPSE_ROWS:
+        return box(body, table.key, caption)
+    n = len(body)
+    note = (f"<caption>{escape(table.caption.rstrip('.') + '. ' if table.caption else '')}"
+            f"First {SHOWN_ROWS} of {n} rows; all below</caption>")
     return (
-        f"<div class=\"scroll\"><table id=\"{_attr(table.key)}\">{caption}"
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+        box(body[:SHOWN_ROWS], table.key, note)
+        + f"<details class=\"more\"><summary>show all {n} rows</summary>"
+        + box(body, f"{table.key}-all", "") + "</details>"
     )
 
 
