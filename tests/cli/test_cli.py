@@ -177,3 +177,5 @@ def test_plot_rates_of_the_default_fit(fit_file, capsys, tmp_path):
     assert code in (0, 1), err
     code, _, err = run(["plot", str(fit_file), "--kind", "rates", "--system", "nope"], capsys)
     assert code == 2 and "nope" in err
+    code, _, err = run(["plot", str(fit_file), "--kind", "rates", "--all-pairs"], capsys)
+    assert code == 2 and "--all-pairs applies to --kind comparison" in err

@@ -71,6 +71,7 @@ def test_paired_population_comparison_runs(fit_2pl):
     assert np.isfinite(comparison.stats["p_superior"].values).sum() == 8 * 7
 
 
+@pytest.mark.slow  # a statistical check at 4 chains x 1000 draws (ESS ratios): the slow tier
 def test_location_is_identified_by_the_item_population():
     """Strong systems (theta ~ N(1.5, 1)): the shift is absorbed by the abilities, the items
     keep median difficulty near 0, and the shift direction (theta + d, b + d) mixes about as
