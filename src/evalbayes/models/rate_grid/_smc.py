@@ -84,7 +84,8 @@ class SMCSettings:
 @dataclass(frozen=True)
 class SystemRows:
     """One system's distinct ``(n, c)`` rows as the kernel reads them: row ``r``'s pairs are
-    ``row_start[r]:row_start[r + 1]``, each a node ``pair_node`` with its binomial
+    ``row_start[r]:row_start[r + 1]``, consecutive nodes from ``pair_node[row_start[r]]`` on,
+    each a node ``pair_node`` with its binomial
     log-likelihood relative to the row's best node ``pair_ll`` (>= -prune) and ``exp`` of it
     ``pair_lik``; ``row_w`` the number of cells with those counts; ``offset`` the constant
     ``sum_r w_r max_j log Binomial(c_r | n_r, p_j)`` the relative log-likelihoods leave out."""
@@ -101,8 +102,17 @@ class SystemRows:
         """From ``log Binomial(c_r | n_r, p_j)`` (row, node) and the rows' cell counts."""
         best = loglik.max(axis=1, keepdims=True)
         rel = loglik - best
-        row, node = np.nonzero(rel > -prune)
-        row_start = np.searchsorted(row, np.arange(len(loglik) + 1)).astype(np.int64)
+        # Each row keeps the run of nodes from its first to its last node within ``prune``
+        # of its best: the binomial log-likelihood is unimodal in ``p`` (concave in logit,
+        # the atoms at the ends), so the run is exactly the nodes within ``prune`` and the
+        # kernel reads it as one contiguous slice of ``g``.
+        kept = rel > -prune
+        lo = np.argmax(kept, axis=1)
+        hi = kept.shape[1] - np.argmax(kept[:, ::-1], axis=1)
+        length = hi - lo
+        row_start = np.concatenate([[0], np.cumsum(length)]).astype(np.int64)
+        row = np.repeat(np.arange(len(loglik)), length)
+        node = np.arange(row_start[-1]) - np.repeat(row_start[:-1] - lo, length)
         pair_ll = np.ascontiguousarray(rel[row, node])
         weight = np.ascontiguousarray(weight, dtype=float)
         return cls(row_start, node.astype(np.int64), pair_ll, np.exp(pair_ll), weight,
