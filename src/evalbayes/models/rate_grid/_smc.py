@@ -41,7 +41,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
@@ -254,7 +254,7 @@ _CHUNKS_PER_THREAD = 4
 
 def _fits_on_dask(items: list[tuple[SystemRows, object]], basis: np.ndarray, prior_sd: float,
                   chains: int, draws: int, seed: int, settings: SMCSettings, client: Any,
-                  n_workers: int | None) -> Iterator[SystemFit]:
+                  n_workers: int | None) -> Generator[SystemFit, None, None]:
     """The systems' fits in order, computed in chunks of consecutive systems on a Dask cluster
     (:func:`~evalbayes._core.cluster.open_client`)."""
     from evalbayes._core.cluster import open_client
