@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Hashable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -79,6 +79,16 @@ class SamplerConfig:
         Show sampling progress.
     vi_iterations : int
         Optimisation steps for ``advi``.
+    client : None, str or distributed.Client
+        ``method="smc"`` only: map the systems over a Dask cluster (each system's run is its
+        own, so the draws are the same as on threads): a running scheduler's address
+        (``"tcp://host:8786"``) or a :class:`~distributed.Client`. ``None`` (default): a
+        thread pool in this process, or the local cluster of ``n_workers``.
+    n_workers : int, optional
+        ``method="smc"`` only: a :class:`~distributed.LocalCluster` of this many
+        single-threaded worker processes for this fit (``client`` and ``n_workers`` follow
+        :func:`~evalbayes.suite.fit_suite`). Neither is recorded in the fit: they change
+        where the numbers are computed, not the numbers.
     """
 
     method: Method = SAMPLER_DEFAULTS["method"]
@@ -89,9 +99,18 @@ class SamplerConfig:
     target_accept: float = SAMPLER_DEFAULTS["target_accept"]
     progressbar: bool = False
     vi_iterations: int = 30_000
+    client: Any = field(default=None, compare=False, repr=False)
+    n_workers: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         check_method(self.method)
+        if self.n_workers is not None:
+            check_count(self.n_workers, "n_workers")
+        if (self.client is not None or self.n_workers is not None) and self.method != "smc":
+            raise ValueError(
+                "client / n_workers map the systems of method='smc' over a Dask cluster; "
+                f"method={self.method!r} samples every system in one run"
+            )
         check_count(self.draws, "draws")
         check_count(self.chains, "chains")
         # NUTS needs warm-up to adapt its step size; other methods ignore tune.
@@ -119,8 +138,11 @@ class SamplerConfig:
         return self.method in APPROXIMATE_METHODS
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (JSON-serialisable)."""
-        return asdict(self)
+        """Plain dict (JSON-serialisable), without ``client`` and ``n_workers`` (where the
+        draws were computed, not what they are)."""
+        out = asdict(replace(self, client=None))
+        del out["client"], out["n_workers"]
+        return out
 
 
 def resolve_seed(seed: int | None, random_seed: int | None) -> int:

@@ -123,43 +123,25 @@ def fit_suite(
     """
     if not datasets:
         raise ValueError("fit_suite needs at least one dataset")
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError as err:  # pragma: no cover - optional extra
-        raise ImportError("fit_suite needs the optional extra: pip install 'evalbayes[suite]'"
-                          ) from err
+    from evalbayes._core.cluster import open_client
+
     config = model.to_config()
     out_dir = None
     if output_dir is not None:
         Path(output_dir).mkdir(parents=True, exist_ok=True)
         out_dir = str(output_dir)
-    cluster = None
-    own_client = False
-    if client is None:
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
-        own_client = True
-    elif isinstance(client, str):
-        client = Client(client)
-        own_client = True
-    try:
+    with open_client(client, n_workers if client is None else None) as dask_client:
         futures = {}
         for name, data in datasets.items():
             options = {
                 "method": method, "draws": draws, "tune": tune, "chains": chains,
                 "seed": seed_for(seed, name), "target_accept": target_accept, "check": check,
             }
-            futures[name] = client.submit(
+            futures[name] = dask_client.submit(
                 fit_one, name, data, config, options, out_dir, key=f"fit-{_safe(name)}-{seed}",
                 pure=False,
             )
-        results = client.gather(list(futures.values()))
-    finally:
-        if own_client:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        results = dask_client.gather(list(futures.values()))
     return {
         name: (Path(res) if isinstance(res, str) else res)
         for name, res in zip(futures, results, strict=True)

@@ -48,3 +48,20 @@ def test_rhat_ess_together_equal_each_alone(kind):
     assert np.array_equal(rhat, rank_rhat(x), equal_nan=True)
     assert np.array_equal(bulk, ess_bulk(x), equal_nan=True)
     assert np.array_equal(tail, ess_tail(x), equal_nan=True)
+
+
+def test_rhat_ess_in_blocks_against_arviz(monkeypatch):
+    """Many columns go through :func:`rhat_ess` in blocks (memory of the FFT temporaries at
+    leaderboard size); with a block of 7 columns (a partial last block) the statistics still
+    equal ArviZ's per column."""
+    from evalbayes.results import _diagnostics
+
+    monkeypatch.setattr(_diagnostics, "_BLOCK", 7)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 200, 5, 4)).cumsum(axis=1) * 0.05 + rng.standard_normal(
+        (3, 200, 5, 4))
+    rhat, bulk, tail = rhat_ess(x)
+    data = xr.Dataset({"x": (("chain", "draw", "a", "b"), x)})
+    np.testing.assert_allclose(rhat, az.rhat(data, method="rank")["x"].values, rtol=1e-8)
+    np.testing.assert_allclose(bulk, az.ess(data, method="bulk")["x"].values, rtol=1e-8)
+    np.testing.assert_allclose(tail, az.ess(data, method="tail")["x"].values, rtol=1e-8)

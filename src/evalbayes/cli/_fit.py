@@ -19,6 +19,7 @@ from evalbayes.cli._designs import add_design_args, apply_designs, design_model
 from evalbayes.cli._output import check_fit, check_output_path
 from evalbayes.cli._progress import heartbeat_every, progress
 from evalbayes.cli._sampler import add_sampler_args, model_help, sampler_options
+from evalbayes.cli._types import count
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.data import EvalData
@@ -36,6 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default=None,
                         help=f"fit file (default {DEFAULT_FIT_DIR}/<data>-<model>.nc)")
     add_sampler_args(parser, spec=True)
+    cluster = parser.add_argument_group(
+        "Dask (the rate grid's SMC maps its systems over a cluster; same draws as on threads)")
+    where = cluster.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="address of a running Dask scheduler, e.g. tcp://host:8786")
+    where.add_argument("--workers", type=count(1, 1024), default=None, metavar="N",
+                       help="a local Dask cluster of N worker processes for this fit "
+                       "(default: threads in this process)")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when R-hat, ESS or divergences fail the usual bars")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -93,12 +102,18 @@ def run(args: argparse.Namespace) -> int:
     model = make_model(args, settings, data)
     options = sampler_options(args, sampler, model)
     data = apply_designs(args, data, model)
+    if (args.scheduler is not None or args.workers is not None) and options["method"] != "smc":
+        flag = "--scheduler" if args.scheduler is not None else "--workers"
+        raise CLIError(f"{flag} maps the systems of method smc (the rate grid's default) over "
+                       f"a Dask cluster; {model.name} with method {options['method']} samples "
+                       "every system in one run")
     path = Path(args.output) if args.output else default_fit_path(args, model.name)
     check_output_path(path, args, create=True)  # before sampling; -o was checked in main
     start = (f"fitting {model.name} to {data!r} with {options['method']} "
              f"({options['chains']} chains x {options['draws']} draws)")
     with progress(start, "fitting", every=heartbeat_every(args.quiet)):
-        posterior = model.fit(data, **options, progressbar=not args.quiet, check=False)
+        posterior = model.fit(data, **options, progressbar=not args.quiet, check=False,
+                              client=args.scheduler, n_workers=args.workers)
     posterior.save(path)
     warn(f"wrote {path}")
     return check_fit(posterior, args.strict, quiet_pass=False)

@@ -37,7 +37,7 @@ never at module import.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -377,6 +377,8 @@ class Model(ABC):
         target_accept: float = SAMPLER_DEFAULTS["target_accept"],
         progressbar: bool = False,
         check: bool = True,
+        client: Any = None,
+        n_workers: int | None = None,
     ) -> Posterior:
         """Fit the model to ``data`` and return an immutable :class:`Posterior`.
 
@@ -393,6 +395,10 @@ class Model(ABC):
             The random seed, under evalbayes' or PyMC's name (give one; default 0).
         check : bool
             Run :meth:`Posterior.diagnostics` after sampling, warning loudly on failure.
+        client, n_workers : optional
+            ``method="smc"``: map the systems over a Dask cluster, a scheduler address or
+            Client, or a local cluster of ``n_workers`` processes
+            (:class:`~evalbayes.inference.SamplerConfig`); the same draws as on threads.
         """
         if not isinstance(data, EvalData):
             raise TypeError(f"fit expects EvalData, got {type(data).__name__}")
@@ -404,11 +410,15 @@ class Model(ABC):
             seed=resolve_seed(seed, random_seed),
             target_accept=target_accept,
             progressbar=progressbar,
+            client=client,
+            n_workers=n_workers,
         )
         if sampler.approximate and not self.approximate_ok:
             raise ValueError(f"{self.name} does not support method={method!r}")
         self.check_data(data)
         groups = self.sample(data, sampler)
+        # where the draws were computed is not part of the fit (nor a live client in it)
+        sampler = replace(sampler, client=None, n_workers=None)
         result = self.posterior_class.from_groups(self, data, sampler, groups)
         if check and result.is_mcmc:
             result.diagnostics(warn=True)

@@ -310,7 +310,8 @@ class RateGridBase(Model):
         ]
         labels = list(data.dataset["system"].values)
         groups = smc_posterior(per_system, labels, self.basis, self.coef_prior,
-                               sampler.chains, sampler.draws, sampler.seed)
+                               sampler.chains, sampler.draws, sampler.seed,
+                               client=sampler.client, n_workers=sampler.n_workers)
         groups["posterior"] = self.label_dims(groups["posterior"], data)
         groups["sample_stats"] = groups["sample_stats"].assign_coords(system=labels)
         return groups

@@ -27,7 +27,10 @@ below ``P``. A system that misses the bars (R-hat <= 1.01, bulk and tail ESS >= 
 further sweeps at ``beta = 1`` (``extra_moves`` at a time, at most ``max_extra_rounds``
 times); the fit's diagnostics then report (and warn about) whatever is left.
 
-Systems run on a thread pool (one thread per core): the kernels release the GIL.
+Systems run on a thread pool (one thread per core): the kernels release the GIL. Or, given a
+Dask client or a number of local worker processes, in chunks of consecutive systems on the
+cluster (``fit(data, client="tcp://host:8786")`` / ``n_workers=4``): the systems share
+nothing, so the map is embarrassingly parallel, and the draws are the same.
 Random streams: each system's generator is ``SeedSequence([seed, h])`` with ``h`` the
 64-bit BLAKE2b hash of the system's label, so a system's draws depend on the seed and its
 own label and data only: fitting a subset of the systems gives those systems the same draws.
@@ -36,17 +39,21 @@ own label and data only: fitting a subset of the systems gives those systems the
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, closing
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from evalbayes.results._diagnostics import ESS_MIN, RHAT_MAX, rhat_ess
 
-__all__ = ["SMCSettings", "SystemRows", "smc_posterior", "smc_system", "system_seed"]
+__all__ = ["SMCSettings", "SystemRows", "smc_posterior", "smc_system", "smc_systems",
+           "system_seed"]
 
 #: Bisection steps for the next temperature (the ESS is monotone in ``beta'``).
 _BISECTION_STEPS = 60
@@ -84,7 +91,8 @@ class SMCSettings:
 @dataclass(frozen=True)
 class SystemRows:
     """One system's distinct ``(n, c)`` rows as the kernel reads them: row ``r``'s pairs are
-    ``row_start[r]:row_start[r + 1]``, each a node ``pair_node`` with its binomial
+    ``row_start[r]:row_start[r + 1]``, consecutive nodes from ``pair_node[row_start[r]]`` on,
+    each a node ``pair_node`` with its binomial
     log-likelihood relative to the row's best node ``pair_ll`` (>= -prune) and ``exp`` of it
     ``pair_lik``; ``row_w`` the number of cells with those counts; ``offset`` the constant
     ``sum_r w_r max_j log Binomial(c_r | n_r, p_j)`` the relative log-likelihoods leave out."""
@@ -101,8 +109,17 @@ class SystemRows:
         """From ``log Binomial(c_r | n_r, p_j)`` (row, node) and the rows' cell counts."""
         best = loglik.max(axis=1, keepdims=True)
         rel = loglik - best
-        row, node = np.nonzero(rel > -prune)
-        row_start = np.searchsorted(row, np.arange(len(loglik) + 1)).astype(np.int64)
+        # Each row keeps the run of nodes from its first to its last node within ``prune``
+        # of its best: the binomial log-likelihood is unimodal in ``p`` (concave in logit,
+        # the atoms at the ends), so the run is exactly the nodes within ``prune`` and the
+        # kernel reads it as one contiguous slice of ``g``.
+        kept = rel > -prune
+        lo = np.argmax(kept, axis=1)
+        hi = kept.shape[1] - np.argmax(kept[:, ::-1], axis=1)
+        length = hi - lo
+        row_start = np.concatenate([[0], np.cumsum(length)]).astype(np.int64)
+        row = np.repeat(np.arange(len(loglik)), length)
+        node = np.arange(row_start[-1]) - np.repeat(row_start[:-1] - lo, length)
         pair_ll = np.ascontiguousarray(rel[row, node])
         weight = np.ascontiguousarray(weight, dtype=float)
         return cls(row_start, node.astype(np.int64), pair_ll, np.exp(pair_ll), weight,
@@ -221,34 +238,89 @@ def smc_system(rows: SystemRows, basis: np.ndarray, prior_sd: float, chains: int
     return SystemFit(x, stages, extra, evaluations, log_marginal, passed)
 
 
+def smc_systems(items: Sequence[tuple[SystemRows, object]], basis: np.ndarray,
+                prior_sd: float, chains: int, draws: int, seed: int,
+                settings: SMCSettings = SMCSettings()) -> list[SystemFit]:
+    """:func:`smc_system` for each ``(rows, label)`` in turn, each with its own stream
+    (:func:`system_seed`): one Dask task of :func:`smc_posterior`'s map."""
+    return [smc_system(rows, basis, prior_sd, chains, draws, system_seed(seed, label), settings)
+            for rows, label in items]
+
+
+#: Dask tasks per worker thread: enough that a slow chunk does not leave the others idle at
+#: the end, few enough that scheduling (~ms per task) stays negligible.
+_CHUNKS_PER_THREAD = 4
+
+
+def _fits_on_dask(items: list[tuple[SystemRows, object]], basis: np.ndarray, prior_sd: float,
+                  chains: int, draws: int, seed: int, settings: SMCSettings, client: Any,
+                  n_workers: int | None) -> Generator[SystemFit, None, None]:
+    """The systems' fits in order, computed in chunks of consecutive systems on a Dask cluster
+    (:func:`~evalbayes._core.cluster.open_client`)."""
+    from evalbayes._core.cluster import open_client
+
+    with open_client(client, n_workers) as dask:
+        threads = max(1, sum(dask.nthreads().values()))
+        n_chunks = min(len(items), _CHUNKS_PER_THREAD * threads)
+        bounds = np.linspace(0, len(items), n_chunks + 1).round().astype(int)
+        futures = [
+            dask.submit(smc_systems, items[lo:hi], basis, prior_sd, chains, draws, seed,
+                        settings, pure=False)
+            for lo, hi in itertools.pairwise(bounds)
+        ]
+        for future in futures:
+            yield from future.result()
+            future.release()
+
+
 def smc_posterior(rows: Sequence[SystemRows], labels: Sequence[object], basis: np.ndarray,
                   prior_sd: float, chains: int, draws: int, seed: int,
-                  settings: SMCSettings = SMCSettings()) -> dict[str, xr.Dataset]:
+                  settings: SMCSettings = SMCSettings(), client: Any = None,
+                  n_workers: int | None = None) -> dict[str, xr.Dataset]:
     """Every system's SMC run: ``posterior`` (``coef``, dims chain, draw, system, term) and
     ``sample_stats`` (per system: ``smc_stages``, ``smc_extra_rounds``,
-    ``smc_likelihood_evaluations``, ``log_marginal_likelihood``, ``smc_passed``)."""
+    ``smc_likelihood_evaluations``, ``log_marginal_likelihood``, ``smc_passed``).
+
+    The systems run on a thread pool in this process, or, given ``client`` or ``n_workers``,
+    in chunks on a Dask cluster (:class:`~evalbayes.inference.SamplerConfig`); each system's
+    draws are the same either way (its stream is keyed by its label)."""
     def run(item: tuple[SystemRows, object]) -> SystemFit:
         return smc_system(item[0], basis, prior_sd, chains, draws, system_seed(seed, item[1]),
                           settings)
 
     items = list(zip(rows, labels, strict=True))
-    workers = min(len(items), os.cpu_count() or 1)
-    if workers > 1:  # the kernels release the GIL; each system's numbers are its own
-        with ThreadPoolExecutor(workers) as pool:
-            fits = list(pool.map(run, items))
-    else:
-        fits = [run(item) for item in items]
-    coef = np.stack([f.coef.reshape(chains, draws, -1) for f in fits], axis=2)
+    basis = np.ascontiguousarray(basis, dtype=float)
+    coef = np.empty((chains, draws, len(items), basis.shape[1]))
+    stats: dict[str, list[Any]] = {name: [] for name in _STATS}
+    with ExitStack() as stack:
+        if client is not None or n_workers is not None:
+            fits: Iterator[SystemFit] = stack.enter_context(closing(_fits_on_dask(
+                items, basis, prior_sd, chains, draws, seed, settings, client, n_workers)))
+        elif min(len(items), os.cpu_count() or 1) > 1:
+            # the kernels release the GIL; each system's numbers are its own
+            pool = stack.enter_context(ThreadPoolExecutor(min(len(items), os.cpu_count() or 1)))
+            fits = pool.map(run, items)
+        else:
+            fits = map(run, items)
+        for i, fit in enumerate(fits):  # each system's particles into place as they come
+            coef[:, :, i] = fit.coef.reshape(chains, draws, -1)
+            for name, attribute in _STATS.items():
+                stats[name].append(getattr(fit, attribute))
     posterior = xr.Dataset(
         {"coef": (("chain", "draw", "system", "term"), coef)},
         coords={"chain": np.arange(chains), "draw": np.arange(draws),
                 "term": np.arange(basis.shape[1])},
     )
-    stats = xr.Dataset({
-        "smc_stages": ("system", np.array([f.stages for f in fits])),
-        "smc_extra_rounds": ("system", np.array([f.extra_rounds for f in fits])),
-        "smc_likelihood_evaluations": ("system", np.array([f.evaluations for f in fits])),
-        "log_marginal_likelihood": ("system", np.array([f.log_marginal for f in fits])),
-        "smc_passed": ("system", np.array([f.passed for f in fits])),
-    })
-    return {"posterior": posterior, "sample_stats": stats}
+    sample_stats = xr.Dataset({name: ("system", np.array(values))
+                               for name, values in stats.items()})
+    return {"posterior": posterior, "sample_stats": sample_stats}
+
+
+#: ``sample_stats`` variable -> :class:`SystemFit` attribute.
+_STATS = {
+    "smc_stages": "stages",
+    "smc_extra_rounds": "extra_rounds",
+    "smc_likelihood_evaluations": "evaluations",
+    "log_marginal_likelihood": "log_marginal",
+    "smc_passed": "passed",
+}
