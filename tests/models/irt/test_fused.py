@@ -165,3 +165,14 @@ def test_fused_fit_agrees_with_the_graph():
         assert float((diff / sd).max()) < 0.25
         ratio = fused[name].std(("chain", "draw")) / sd
         assert 0.85 < float(ratio.min()) and float(ratio.max()) < 1.15
+
+
+def test_fused_fit_is_reproducible():
+    """The same seed gives the same draws (the chains run on threads; each is deterministic)."""
+    data = _data(max_n=1)
+    model = IRTModel(kind="2pl")
+    one = model.fit(data, draws=50, tune=50, chains=2, seed=3, check=False).posterior
+    two = model.fit(data, draws=50, tune=50, chains=2, seed=3, check=False).posterior
+    other = model.fit(data, draws=50, tune=50, chains=2, seed=4, check=False).posterior
+    assert np.array_equal(one["theta"].values, two["theta"].values)
+    assert not np.array_equal(one["theta"].values, other["theta"].values)
