@@ -29,10 +29,11 @@ coefficient left out as in the graph (Birnbaum 1968)::
 
 with ``softplus(eta) = max(eta, 0) + log1p(exp(-|eta|))`` and ``sigmoid`` from the same
 exponential: one ``exp`` and one ``log1p`` per cell. The gradient with respect to ``x`` is
-the chain rule through the maps above, written out by hand. One pass over the cells gives
-the value and the whole gradient, with no intermediate ``system x task`` arrays; the
-pytensor graph of the same density, compiled by nutpie's numba backend, makes several
-passes (benchmarks/speed/irt_default.md).
+the chain rule through the maps above, written out by hand. Four passes over the cells give
+the value and the whole gradient (``eta``; NumPy's SIMD ``exp`` and ``log1p``; one compiled
+loop for the sums): 0.31 ms per gradient on SWE-bench Verified, against 1.86 ms for the
+pytensor graph of the same density compiled by nutpie's numba backend
+(benchmarks/speed/irt_default.md).
 
 Compiled by numba once and then read from its on-disk cache (``cache=True``), so an
 interactive fit pays no compile; free of the GIL (``nogil=True``), so nutpie's chains run on
