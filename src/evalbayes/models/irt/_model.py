@@ -79,8 +79,8 @@ uses it without flags: one gradient on SWE-bench Verified costs 0.31 ms against 
 the dense graph under nutpie, the whole 2PL fit 94.5 CPU s, and on Terminal-Bench the whole
 command 0.38x the graph's CPU, compile included (benchmarks/speed/irt_default.md). The
 graphs stay the reference: ``layout="dense"`` or ``"long"`` with nutpie, or any other method
-(PyMC's NUTS, numpyro, ADVI, ...), which always use a graph. Its log density and gradient equal the graph's to
-rounding (tests/models/irt/test_fused.py).
+(PyMC's NUTS, numpyro, ADVI, ...), which always use a graph. Its log density and gradient
+equal the graph's to rounding (tests/models/irt/test_fused.py).
 
 Derived quantities (NumPy, from the stored draws)
 -------------------------------------------------
