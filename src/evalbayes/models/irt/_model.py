@@ -76,8 +76,8 @@ unconstrained coordinates as the graph, sampled by nutpie's NUTS. It is cached o
 numba, so a fit compiles nothing, and one gradient makes four passes over the cells. ``"auto"``
 takes it for the 1PL and 2PL under nutpie (the default method), so ``fit --model irt-2pl``
 uses it without flags: one gradient on SWE-bench Verified costs 0.31 ms against 1.86 ms for
-the dense graph under nutpie, the whole 2PL fit 94.5 CPU s, and on Terminal-Bench the whole
-command 0.38x the graph's CPU, compile included (benchmarks/speed/irt_default.md). The
+the dense graph under nutpie, and the whole 2PL command 94.5 CPU s against 403.6 (0.234x;
+Terminal-Bench 0.38x), compile included (benchmarks/speed/irt_default.md). The
 graphs stay the reference: ``layout="dense"`` or ``"long"`` with nutpie, or any other method
 (PyMC's NUTS, numpyro, ADVI, ...), which always use a graph. Its log density and gradient
 equal the graph's to rounding (tests/models/irt/test_fused.py).
