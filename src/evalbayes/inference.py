@@ -41,6 +41,7 @@ __all__ = [
     "register_jax_softplus",
     "resolve_seed",
     "run_inference",
+    "sample_log_density",
 ]
 
 #: Compiled nutpie models kept for the life of the process, keyed by model config and shape.
@@ -217,6 +218,62 @@ def run_inference(
         return _run_pymc(build, sampler, data_updates)
     with reproducible_numba():
         return _run_pymc(build, sampler, data_updates)
+
+
+def sample_log_density(
+    logp_grad: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    expand: Callable[[np.ndarray], dict[str, np.ndarray]],
+    initial_point: Callable[[int], np.ndarray],
+    n_dim: int,
+    shapes: dict[str, tuple[int, ...]],
+    dims: dict[str, tuple[str, ...]],
+    coords: dict[str, np.ndarray],
+    sampler: SamplerConfig,
+) -> xr.DataTree:
+    """NUTS by nutpie on a log density given as a Python function (``method="nutpie"``).
+
+    For models that write their log density and gradient by hand (compiled with numba and
+    cached on disk) instead of as a PyMC graph: nutpie's sampler is the same (Hoffman &
+    Gelman 2014 with nutpie's mass-matrix adaptation), but no pytensor graph is compiled,
+    so nothing is compiled per process. ``logp_grad(x)`` returns the log density at the
+    unconstrained point ``x`` (length ``n_dim``) and its gradient; ``expand(x)`` the named
+    parameters stored as draws (``shapes``, ``dims``, ``coords``); ``initial_point(seed)``
+    a starting point per chain.
+    """
+    import nutpie
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    names = list(shapes)
+
+    def make_logp_fn() -> Callable[..., tuple[float, np.ndarray]]:
+        return lambda x, **_: logp_grad(x)
+
+    def make_expand_fn(*_: Any) -> Callable[..., dict[str, np.ndarray]]:
+        return lambda x, **_: expand(x)
+
+    def make_initial_point(seed: int) -> np.ndarray:
+        return initial_point(seed)
+
+    compiled = from_pyfunc(
+        ndim=n_dim,
+        make_logp_fn=make_logp_fn,
+        make_expand_fn=make_expand_fn,
+        make_initial_point_fn=make_initial_point,
+        expanded_dtypes=[np.dtype("float64")] * len(names),
+        expanded_shapes=[shapes[name] for name in names],
+        expanded_names=names,
+        dims=dims,
+        coords=coords,
+    )
+    return nutpie.sample(
+        compiled,
+        draws=sampler.draws,
+        tune=sampler.tune,
+        chains=sampler.chains,
+        seed=sampler.seed,
+        progress_bar=sampler.progressbar,
+        target_accept=sampler.target_accept,
+    )
 
 
 def reproducible_numba() -> Any:
