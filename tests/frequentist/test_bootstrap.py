@@ -214,3 +214,31 @@ def test_tinyagent_loads_the_same_counts():
     data = load("tinyagent", experiment="sec17.1")
     for system, c in SEC17_1.items():
         np.testing.assert_array_equal(data.c.sel(system=system).values, c)
+
+
+def test_few_distinct_units_resample_their_counts():
+    """Units with few distinct (sum, size) values are resampled as Multinomial counts of
+    those values: the distribution of the resampled ratio must match that of N indices
+    drawn with replacement, computed here by exact enumeration of the counts' Multinomial
+    (scipy.stats.multinomial) over the 3 distinct values."""
+    from evalbayes.frequentist._bootstrap import _resampled_means
+
+    sums = np.array([0.0] * 6 + [3.0] * 4 + [5.0] * 2)
+    sizes = np.array([4.0] * 6 + [4.0] * 4 + [8.0] * 2)
+    n = sums.size
+    m = 40_000
+    drawn = _resampled_means(sums, sizes, m, np.random.default_rng(7))
+    probs = np.array([6, 4, 2]) / n
+    exact: dict[float, float] = {}
+    for a in range(n + 1):
+        for b in range(n + 1 - a):
+            c = n - a - b
+            ratio = round((3.0 * b + 5.0 * c) / (4.0 * a + 4.0 * b + 8.0 * c), 12)
+            exact[ratio] = exact.get(ratio, 0.0) + stats.multinomial.pmf([a, b, c], n, probs)
+    values = np.array(sorted(exact))
+    cdf = np.cumsum([exact[v] for v in values])
+    for q in (0.05, 0.25, 0.5, 0.75, 0.95):
+        x = values[np.searchsorted(cdf, q)]
+        share = (np.round(drawn, 12) <= x).mean()
+        at = cdf[np.searchsorted(values, x)]
+        assert abs(share - at) <= 4 * math.sqrt(at * (1 - at) / m)

@@ -192,3 +192,20 @@ def test_bad_inputs():
         mcnemar(1.5, 3)
     with pytest.raises(ValueError, match="same length"):
         paired_comparison([0.1, 0.2], [0.3])
+
+
+def test_monte_carlo_with_few_magnitudes_is_the_sign_test():
+    """Paired binary outcomes over 300 tasks: differences in {-1, 0, 1}, so the Monte Carlo
+    path draws each total as |d| (2 B - m), B ~ Binomial(m, 1/2) over the m non-zero
+    differences. Its p-value must agree, within Monte Carlo error, with the exact sign test
+    (scipy's binomtest of the positive differences among the non-zero ones)."""
+    rng = np.random.default_rng(12)
+    d = rng.choice([-1.0, 0.0, 1.0], p=[0.12, 0.7, 0.18], size=300)
+    m = 40_000
+    for alternative in ("two-sided", "greater", "less"):
+        got = sign_flip_test(d, alternative=alternative, n_resamples=m, seed=2)
+        assert got.method == "monte-carlo"
+        exact = stats.binomtest(int((d > 0).sum()), int((d != 0).sum()), 0.5,
+                                alternative=alternative).pvalue
+        se = math.sqrt(exact * (1 - exact) / m)
+        assert abs(got.p_value - exact) <= 4 * se + 2 / (m + 1)

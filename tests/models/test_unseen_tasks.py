@@ -180,3 +180,34 @@ def test_a_task_factor_multiplies_both_parts():
     scaled = unseen_task_reference(values, row_of_cell, weights, 4.0, seed=3,
                                    task_scale=np.full((2, 40, 7), 0.25))
     assert np.allclose(scaled, 0.25 * plain, rtol=1e-12)
+
+
+def test_rows_shared_by_many_tasks_keep_the_dirichlet_process_moments():
+    """Tasks sharing a row (one trial per task: two rows per system) get their unseen-task
+    weights per row (Dirichlet aggregation): the reference keeps the closed-form moments of
+    the per-task construction (mean the tasks' mean, variance S^2 / (N + alpha + 1)), and a
+    task factor of 1 (the per-cell path) gives the same distribution (two-sample KS)."""
+    from scipy.stats import ks_2samp
+
+    rng = np.random.default_rng(11)
+    n_task, chains, draws, alpha = 30, 2, 40_000, 4.0
+    outcome = (rng.random((2, n_task)) < [[0.3], [0.6]]).astype(int)
+    row_of_cell = outcome + np.array([[0], [2]])  # rows 0-1 system 0, rows 2-3 system 1
+    row_values = np.array([0.2, 0.9, 0.1, 0.7])
+    values = np.broadcast_to(row_values.reshape(1, 1, 4, 1), (chains, draws, 4, 1)).copy()
+    weights = bayesian_bootstrap_weights(chains, draws, n_task, seed=1)
+    ref = unseen_task_reference(values, row_of_cell, weights, alpha, seed=2)[..., 0]
+    ref = ref.reshape(-1, 2)
+    cell = row_values[row_of_cell]
+    mean = cell.mean(axis=1)
+    var = ((cell - mean[:, None]) ** 2).mean(axis=1) / (n_task + alpha + 1)
+    for s in range(2):
+        dev = ref[:, s] - mean[s]
+        assert abs(dev.mean()) < 5 * dev.std() / np.sqrt(len(dev))
+        assert abs((dev**2).mean() - var[s]) < 5 * (dev**2).std() / np.sqrt(len(dev))
+    other_weights = bayesian_bootstrap_weights(chains, draws, n_task, seed=5)  # independent
+    per_cell = unseen_task_reference(values, row_of_cell, other_weights, alpha, seed=3,
+                                     task_scale=np.ones((chains, draws, n_task)))
+    per_cell = per_cell[..., 0].reshape(-1, 2)
+    for s in range(2):
+        assert ks_2samp(ref[:, s], per_cell[:, s]).pvalue > 1e-3

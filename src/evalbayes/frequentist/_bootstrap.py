@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 _BLOCK = 1 << 22  # resampled indices drawn at once
+_FEW_VALUES = 4  # resample value counts when units take at most N / 4 distinct values
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,24 @@ class BootstrapResult(Rendered):
 def _resampled_means(
     sums: np.ndarray, sizes: np.ndarray, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Means ``sum(sums[idx]) / sum(sizes[idx])`` over ``n_resamples`` draws of ``idx``."""
+    """Means ``sum(sums[idx]) / sum(sizes[idx])`` over ``n_resamples`` draws of ``idx``.
+
+    When the units take few distinct ``(sum, size)`` values (binary outcomes, a handful of
+    trials per task), each resample is drawn as the counts of those values, ``Multinomial(N,
+    m_j / N)`` for a value shared by ``m_j`` of the ``N`` units: the same distribution as
+    ``N`` uniform indices drawn with replacement, at ``O(distinct)`` per resample instead of
+    ``O(N)`` (on SWE-bench Verified, 500 binary tasks, two values instead of 500 indices).
+    """
     n_units = sums.size
+    values, counts = np.unique(np.stack([sums, sizes], axis=1), axis=0, return_counts=True)
+    if len(values) * _FEW_VALUES <= n_units:
+        out = np.empty(n_resamples)
+        step = max(1, _BLOCK // len(values))
+        for start in range(0, n_resamples, step):
+            rows = min(step, n_resamples - start)
+            drawn = rng.multinomial(n_units, counts / n_units, size=rows).astype(float)
+            out[start : start + rows] = (drawn @ values[:, 0]) / (drawn @ values[:, 1])
+        return out
     out = np.empty(n_resamples)
     equal = bool(np.all(sizes == sizes[0]))
     step = max(1, _BLOCK // n_units)

@@ -27,7 +27,7 @@ import numpy as np
 
 from evalbayes._core.names import UNSET, Unset, check_ci_prob, check_count, check_prob, pick_seed
 from evalbayes._core.rendering import Rendered
-from evalbayes.frequentist._bootstrap import BootstrapResult, bootstrap_ci
+from evalbayes.frequentist._bootstrap import _FEW_VALUES, BootstrapResult, bootstrap_ci
 from evalbayes.frequentist._checks import as_clusters, as_counts, as_integral, as_values
 from evalbayes.frequentist._dist import binom_cdf
 from evalbayes.frequentist._rng import Seed, as_generator
@@ -224,13 +224,26 @@ def _count_monte_carlo(
     n_resamples: int,
     rng: np.random.Generator,
 ) -> int:
+    """Count random sign assignments whose total is at least as extreme as ``observed``.
+
+    When the units take few distinct magnitudes ``|d|`` (paired binary outcomes give 0 and
+    1), a total is drawn as ``sum_j |d_j| (2 B_j - m_j)`` with ``B_j ~ Binomial(m_j, 1/2)``
+    the positive signs among the ``m_j`` units of magnitude ``|d_j|``: the same distribution
+    as one fair sign per unit, at ``O(distinct)`` per assignment instead of ``O(N)``.
+    """
     n_units = sums.size
+    magnitudes, counts = np.unique(np.abs(sums), return_counts=True)
+    few = len(magnitudes) * _FEW_VALUES <= n_units
     extreme = 0
-    step = max(1, _BLOCK // n_units)
+    step = max(1, _BLOCK // (len(magnitudes) if few else n_units))
     for start in range(0, n_resamples, step):
         rows = min(step, n_resamples - start)
-        signs = np.where(rng.random((rows, n_units)) < 0.5, -1.0, 1.0)
-        totals = signs @ sums
+        if few:
+            positive = rng.binomial(counts, 0.5, size=(rows, len(counts)))
+            totals = (2.0 * positive - counts) @ magnitudes
+        else:
+            signs = np.where(rng.random((rows, n_units)) < 0.5, -1.0, 1.0)
+            totals = signs @ sums
         if alternative == "greater":
             extreme += int((totals >= observed - tol).sum())
         elif alternative == "less":

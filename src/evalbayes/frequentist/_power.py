@@ -156,18 +156,27 @@ def _mcnemar_bound(n: int, alpha: float) -> np.ndarray:
 
 
 def _mcnemar_power(n: int, pa: float, pb: float, bound: np.ndarray) -> float:
-    """:func:`mcnemar_power` given the rejection bounds of :func:`_mcnemar_bound`."""
+    """:func:`mcnemar_power` given the rejection bounds of :func:`_mcnemar_bound`.
+
+    The power is ``sum_d P(D = d) P(reject | d)`` with ``D ~ Bin(n, pa + pb)`` changed
+    cases; terms with ``P(D = d) < 1e-20 max_d P(D = d)`` are left out (together below
+    ``n 1e-20``, far under double precision of a power), so a search over effects at a
+    large ``n`` evaluates only the ``d`` that carry probability.
+    """
     disc = pa + pb
     if disc == 0:
         return 0.0
     d = np.arange(n + 1)
+    weight = binom_pmf(d, n, disc)
+    keep = weight >= 1e-20 * weight.max()
+    d, weight, bound = d[keep], weight[keep], bound[keep]
     share_b = pb / disc
     reject = np.where(
         bound >= 0,
         binom_cdf(bound, d, share_b) + binom_sf(d - bound - 1, d, share_b),
         0.0,
     )
-    return float(np.sum(binom_pmf(d, n, disc) * reject))
+    return float(np.sum(weight * reject))
 
 
 @dataclass(frozen=True)
@@ -234,8 +243,8 @@ def mcnemar_mde(
 
     effect = None
     if psi > 0.0 and excess(psi) >= 0:
-        low, high = 0.0, psi  # excess(0) < 0 <= excess(psi); bisect to ~psi * 2**-50
-        for _ in range(50):
+        low, high = 0.0, psi  # excess(0) < 0 <= excess(psi); bisect to psi * 2**-32
+        for _ in range(32):
             mid = (low + high) / 2.0
             if excess(mid) >= 0:
                 high = mid

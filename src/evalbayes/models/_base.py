@@ -307,28 +307,73 @@ def unseen_task_reference(
     n_sys = row_of_cell.shape[0]
     rng = np.random.default_rng([int(seed), 19])
     new_share = rng.beta(alpha, int(seen.any(axis=0).sum()), size=(chains * draws, 1, 1))
+    if task_scale is None:
+        own = _unseen_row_means(values, row_of_cell, alpha, rng)
+    else:
+        own = _unseen_cell_means(values, row_of_cell, alpha, rng, task_scale)
+    own = own.reshape(chains, draws, n_sys, n_k)
+    new_share = new_share.reshape(chains, draws, 1, 1)
+    return (1.0 - new_share) * paired + new_share * own
+
+
+def _unseen_row_means(values: np.ndarray, row_of_cell: np.ndarray, alpha: float,
+                      rng: np.random.Generator) -> np.ndarray:
+    """``sum_t u_st v[s, t]`` with ``u_s ~ Dirichlet(alpha / N_s, ...)`` over system s's
+    observed tasks, drawn per distinct row: by the Dirichlet's aggregation property the
+    summed weight of the ``m_r`` tasks of row ``r`` is a component of ``Dirichlet(alpha m_r /
+    N_s, ...)`` over the system's rows, the same distribution as summing per-task weights,
+    at draws x rows instead of draws x cells. ``(chain * draw, system, k)``."""
+    chains, draws, rows, n_k = values.shape
+    seen = row_of_cell >= 0
+    s_idx, t_idx = np.nonzero(seen)
+    cell_row = row_of_cell[s_idx, t_idx]
+    row_tasks = np.bincount(cell_row, minlength=rows)
+    row_system = np.zeros(rows, dtype=np.int64)
+    row_system[cell_row] = s_idx
+    used = np.flatnonzero(row_tasks > 0)
+    order = used[np.argsort(row_system[used], kind="stable")]
+    systems = row_system[order]
+    starts = np.searchsorted(systems, np.arange(row_of_cell.shape[0]))
+    shape = alpha * row_tasks[order] / seen.sum(axis=1)[systems]
+    flat = values.reshape(chains * draws, rows, n_k)[:, order, :]
+    own = np.empty((chains * draws, row_of_cell.shape[0], n_k))
+    step = max(1, _CELL_WORK // max(1, len(order) * n_k))
+    for start in range(0, chains * draws, step):
+        block = slice(start, min(chains * draws, start + step))
+        size = (block.stop - block.start, len(order))
+        log_u = np.log(rng.standard_gamma(shape + 1.0, size)) + np.log(rng.random(size)) / shape
+        u = np.exp(log_u - np.maximum.reduceat(log_u, starts, axis=1)[:, systems])
+        total = np.add.reduceat(u, starts, axis=1)
+        own[block] = np.add.reduceat(u[..., None] * flat[block], starts, axis=1) / total[..., None]
+    return own
+
+
+def _unseen_cell_means(values: np.ndarray, row_of_cell: np.ndarray, alpha: float,
+                       rng: np.random.Generator, task_scale: np.ndarray) -> np.ndarray:
+    """As :func:`_unseen_row_means` with a per-draw factor ``a_t`` of every cell of a task,
+    ``sum_t u_st a_t v[s, t] / sum_t u_st``: the factors differ within a row, so the weights
+    are drawn per cell. ``(chain * draw, system, k)``."""
+    chains, draws, _, n_k = values.shape
+    seen = row_of_cell >= 0
+    n_sys = row_of_cell.shape[0]
     s_idx, t_idx = np.nonzero(seen)  # row-major: the cells of each system are contiguous
     starts = np.searchsorted(s_idx, np.arange(n_sys))
     shape = alpha / seen.sum(axis=1)[s_idx]  # Dirichlet(alpha / N_s, ...) per cell
     cell_row = row_of_cell[s_idx, t_idx]
     flat = values.reshape(chains * draws, -1, n_k)
-    scale = None if task_scale is None else task_scale.reshape(chains * draws, -1)
+    scale = task_scale.reshape(chains * draws, -1)
     own = np.empty((chains * draws, n_sys, n_k))
     step = max(1, _CELL_WORK // max(1, len(s_idx) * n_k))
     for start in range(0, chains * draws, step):
         block = slice(start, min(chains * draws, start + step))
         size = (block.stop - block.start, len(s_idx))
-        # Gamma(a) = Gamma(a + 1) U^(1 / a), on the log scale: no underflow at small a
         log_u = np.log(rng.standard_gamma(shape + 1.0, size)) + np.log(rng.random(size)) / shape
         u = np.exp(log_u - np.maximum.reduceat(log_u, starts, axis=1)[:, s_idx])
         total = np.add.reduceat(u, starts, axis=1)  # (block, system)
-        if scale is not None:
-            u = u * scale[block][:, t_idx]
+        u = u * scale[block][:, t_idx]
         cell_values = flat[block][:, cell_row, :]  # (block, cell, k)
         own[block] = np.add.reduceat(u[..., None] * cell_values, starts, axis=1) / total[..., None]
-    own = own.reshape(chains, draws, n_sys, n_k)
-    new_share = new_share.reshape(chains, draws, 1, 1)
-    return (1.0 - new_share) * paired + new_share * own
+    return own
 
 
 @dataclass(frozen=True)
