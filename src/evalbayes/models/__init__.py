@@ -59,6 +59,10 @@ REGISTRY: tuple[ModelEntry, ...] = (
                "recipes x training runs (run-to-run noise)"),
     ModelEntry("judge-error", "evalbayes.models.designs", "JudgeErrorModel",
                "pass rates through an imperfect judge"),
+    ModelEntry("ordinal", "evalbayes.models.graded", "OrdinalModel",
+               "graded scores 0..K (ordered logistic; grader effects)"),
+    ModelEntry("partial-credit", "evalbayes.models.graded", "PartialCreditModel",
+               "partial-credit scores in [0, 1] (zero-one-inflated Beta)"),
 )  # fmt: skip
 
 #: Names of models that were retired, with what to use instead (``load`` says so).
