@@ -37,9 +37,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["ScorePosterior", "ScorePriorPredictive"]
 
-#: Below this or above one minus it, the prior probability of a value at most the observed
-#: one flags the prior as too tight to cover the data.
+#: A prior that puts less than this share of its mass at or beyond the observed value (on
+#: either side, give or take ``REACH`` of the scale) is too tight to cover the data.
 TIGHT = 0.01
+#: The slack, as a share of the scale (0..K for a mean score, 0..1 for a probability): an
+#: observed value at the edge of the scale (every score the top level) is reached by a prior
+#: with mass near that edge.
+REACH = 0.05
 
 
 def _threshold_coord(values: np.ndarray) -> np.ndarray:
@@ -187,6 +191,14 @@ def _row(system: str, quantity: str, draws: xr.DataArray, ci_prob: float,
             "lower": float(low), "upper": float(high), "observed": observed}
 
 
+def too_tight(draws: np.ndarray, observed: float, slack: float) -> bool:
+    """Whether prior ``draws`` barely reach ``observed``: less than :data:`TIGHT` of them at
+    or below ``observed + slack``, or at or above ``observed - slack``."""
+    low = float(np.mean(draws <= observed + slack))
+    high = float(np.mean(draws >= observed - slack))
+    return bool(low < TIGHT or high < TIGHT)
+
+
 @dataclass(frozen=True)
 class ScorePriorPredictive(Rendered):
     """Prior predictive check of a graded-outcome model on a data set's shape.
@@ -199,7 +211,8 @@ class ScorePriorPredictive(Rendered):
         Per system and quantity (``mean score``, ``P(score >= t)`` of a new task): prior
         quantiles (5, 50, 95 %), the observed value (raw mean; share of scores at or above
         ``t``), the prior probability of a value at most the observed one, and ``too tight``
-        when that probability is below 0.01 or above 0.99 (the prior barely reaches the data).
+        when less than 1 % of the prior lies at or beyond the observed value on either side,
+        give or take 5 % of the scale (:func:`too_tight`: the prior barely reaches the data).
     draws : int
         Prior draws.
     """
@@ -220,17 +233,17 @@ class ScorePriorPredictive(Rendered):
         rows = []
         for s, system in enumerate(data.systems):
             own = scores.loc[scores["system"] == system, "score"].to_numpy()
-            items = [("mean score", mean[:, s], float(own.mean()))]
-            items += [(f"P(score >= {t:g})", exceed[:, s, j], float(np.mean(own >= t)))
+            scale = float(data.max_score) if data.max_score is not None else 1.0
+            items = [("mean score", mean[:, s], float(own.mean()), scale)]
+            items += [(f"P(score >= {t:g})", exceed[:, s, j], float(np.mean(own >= t)), 1.0)
                       for j, t in enumerate(thresholds)]
-            for label, x, observed in items:
-                below = float(np.mean(x <= observed))
+            for label, x, observed, width in items:
                 rows.append({"system": system, "quantity": label,
                              "q05": float(np.quantile(x, 0.05)),
                              "q50": float(np.quantile(x, 0.5)),
                              "q95": float(np.quantile(x, 0.95)), "observed": observed,
-                             "prior P(<= observed)": below,
-                             "too tight": bool(below < TIGHT or below > 1 - TIGHT)})
+                             "prior P(<= observed)": float(np.mean(x <= observed)),
+                             "too tight": too_tight(x, observed, REACH * width)})
         return cls(model.description, pd.DataFrame(rows), int(mean.shape[0]))
 
     def to_frame(self) -> pd.DataFrame:
@@ -242,5 +255,5 @@ class ScorePriorPredictive(Rendered):
         prior's reach``."""
         tight = int(self.table["too tight"].sum())
         return (f"Prior predictive ({self.model}, {self.draws} draws): {tight} of "
-                f"{len(self.table)} observed values where the prior barely reaches "
-                f"(prior P(<= observed) < {TIGHT} or > {1 - TIGHT})")
+                f"{len(self.table)} observed values where the prior barely reaches (under "
+                f"{TIGHT:.0%} of it on one side, give or take {REACH:.0%} of the scale)")
