@@ -89,6 +89,11 @@ class ScoreModel(ABC):
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in config.items()})
 
     @property
+    def default_method(self) -> Method:
+        """Inference method used when ``fit`` is not given one (nutpie)."""
+        return SAMPLER_DEFAULTS["method"]
+
+    @property
     def description(self) -> str:
         """The model's name."""
         return self.name

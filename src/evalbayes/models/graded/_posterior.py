@@ -179,9 +179,34 @@ class ScorePosterior:
         """R-hat, ESS and divergences (warns loudly when a bar is missed)."""
         return convergence_diagnostics(self.posterior, self.sample_stats, warn=warn)
 
+    def save(self, path: Any) -> None:
+        """Write the draws, the sampler's statistics and the scores to NetCDF (groups
+        ``posterior``, ``sample_stats``, ``observed_data``; the model and sampler settings as
+        JSON attributes, format ``evalbayes-scores/1``)."""
+        import json
+
+        groups = {"posterior": self.posterior.astype({v: float for v in self.posterior})}
+        if self.sample_stats is not None:
+            groups["sample_stats"] = self.sample_stats
+        groups["observed_data"] = xr.Dataset.from_dataframe(
+            self.data.frame.rename_axis("row").astype({"score": float}))
+        tree = xr.DataTree.from_dict({f"/{k}": _plain(v) for k, v in groups.items()})
+        tree.attrs = {"format": "evalbayes-scores/1",
+                      "model": json.dumps(self.model.to_config()),
+                      "sampler": json.dumps(self.sampler.to_dict()),
+                      "source": self.data.source}
+        tree.to_netcdf(path)
+
     def __repr__(self) -> str:
         return (f"ScorePosterior({self.model.name}, {self.data!r}, "
                 f"{self.posterior.sizes['chain']} chains x {self.posterior.sizes['draw']} draws)")
+
+
+def _plain(ds: xr.Dataset) -> xr.Dataset:
+    """Object-dtype labels as str (NetCDF writes no Python objects)."""
+    return ds.assign_coords({name: ds[name].values.astype(str) for name in ds.coords
+                             if ds[name].dtype == object}).map(
+        lambda v: v.astype(str) if v.dtype == object else v)
 
 
 def _row(system: str, quantity: str, draws: xr.DataArray, ci_prob: float,
