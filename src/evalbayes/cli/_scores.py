@@ -60,19 +60,40 @@ def read_score_data(args: argparse.Namespace) -> Any:
                        max_score=args.max_score, levels=args.levels)
 
 
+def _score_model(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
+    from evalbayes.models import get_model, model_from_config
+
+    name = args.model or settings.get("model")
+    return model_from_config({**settings, "model": name}) if settings else get_model(name)
+
+
+def prior_check_scores(args: argparse.Namespace, settings: dict[str, Any], output: str) -> int:
+    """``prior-check`` of a graded-outcome model: the prior's mean score and ``P(score >=
+    t)`` of a new task per system beside the observed ones (``--k`` are the thresholds)."""
+    from evalbayes.cli._output import emit
+
+    try:
+        data = read_score_data(args)
+        model = _score_model(args, settings)
+        check = model.prior_predictive(data, thresholds=args.k, draws=args.draws,
+                                       seed=args.seed)
+    except ValueError as err:
+        raise CLIError(str(err)) from None
+    emit(check.to_frame(), output, args.output, title=check.title())
+    return 0
+
+
 def run_scores(args: argparse.Namespace, settings: dict[str, Any],
                sampler: dict[str, Any]) -> int:
     """Fit a graded-outcome model, print its summary, write the draws."""
     from evalbayes.cli._output import check_output_path, emit
     from evalbayes.cli._sampler import sampler_options
-    from evalbayes.models import get_model, model_from_config
 
     try:
         data = read_score_data(args)
     except ValueError as err:
         raise CLIError(str(err)) from None
-    name = args.model or settings.get("model")
-    model = (model_from_config({**settings, "model": name}) if settings else get_model(name))
+    model = _score_model(args, settings)
     options = sampler_options(args, sampler, model)  # type: ignore[arg-type]
     path = Path(args.output) if args.output else (
         Path("models") / "fits" / f"{Path(args.data[0]).name.split('.')[0]}-{model.name}.nc")

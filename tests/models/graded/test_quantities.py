@@ -96,7 +96,7 @@ def test_ordinal_exceedance_and_mean(estimand):
 
 def test_ordinal_exceedance_is_the_category_tail():
     """P(y >= t) against the category probabilities of scipy's logistic CDF, one cell."""
-    data, post = _ordinal()
+    _, post = _ordinal()
     post = post.assign(task_sd=post["task_sd"] * 0 + 1e-9)
     one = ScoreData.from_frame(pd.DataFrame({"system": ["A", "B"], "task": ["t", "t"],
                                              "score": [0, 4]}), max_score=4)
@@ -140,7 +140,7 @@ def test_partial_credit_exceedance_and_mean(estimand):
         for s in range(2):
             p_in, _, p_one = probs[0, d, s]
 
-            def sf(eta, t):
+            def sf(eta, t, alpha=alpha, phi=phi):
                 mu = expit(alpha + eta)
                 return 0.0 if t >= 1 else stats.beta.sf(t, mu * phi, (1 - mu) * phi)
 
@@ -153,7 +153,8 @@ def test_partial_credit_exceedance_and_mean(estimand):
                     else:
                         base = _eta(post, 0, d, s, None, j)
                         parts.append(_population(lambda u, b=base, t=t: sf(b + u, t), tau))
-                        means.append(_population(lambda u, b=base: expit(alpha + b + u), tau))
+                        means.append(_population(
+                            lambda u, b=base, a=alpha: expit(a + b + u), tau))
                 expected = p_one + p_in * np.mean(parts)
                 assert got[0, d, s, k] == pytest.approx(expected, abs=TOL[estimand])
             assert mean[0, d, s] == pytest.approx(p_one + p_in * np.mean(means),
@@ -179,7 +180,7 @@ def test_posterior_tables_and_comparison():
         result.compare(baseline="A", candidate="Z")
     with pytest.raises(ValueError, match="same system"):
         result.compare(baseline="A", candidate="A")
-    with pytest.raises(ValueError, match="not a level 1..4"):
+    with pytest.raises(ValueError, match=r"not a level 1\.\.4"):
         result.exceedance([5])
     with pytest.raises(ValueError, match="not a level"):
         result.exceedance([1.5])

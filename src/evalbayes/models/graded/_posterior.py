@@ -19,7 +19,7 @@ default to ``"population"`` (:func:`~evalbayes._core.names.default_estimand`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,9 +31,6 @@ from evalbayes._core.rendering import Rendered
 from evalbayes.inference import SamplerConfig
 from evalbayes.io._scores import ScoreData
 from evalbayes.results import Diagnostics, convergence_diagnostics
-
-if TYPE_CHECKING:  # pragma: no cover
-    from evalbayes.models.graded._base import ScoreModel
 
 __all__ = ["ScorePosterior", "ScorePriorPredictive"]
 
@@ -57,7 +54,8 @@ class ScorePosterior:
     Attributes
     ----------
     model : ScoreModel
-        The fitted model (settings).
+        The fitted model (settings; typed ``Any`` here, as ``ScoreModel``'s module imports
+        this one).
     data : ScoreData
         The scores.
     sampler : SamplerConfig
@@ -68,7 +66,7 @@ class ScorePosterior:
         The sampler's statistics (divergences), MCMC only.
     """
 
-    model: ScoreModel
+    model: Any  # a ScoreModel (its module imports this one)
     data: ScoreData
     sampler: SamplerConfig
     posterior: xr.Dataset
@@ -249,7 +247,7 @@ class ScorePriorPredictive(Rendered):
     draws: int
 
     @classmethod
-    def build(cls, model: ScoreModel, data: ScoreData, prior: xr.Dataset,
+    def build(cls, model: Any, data: ScoreData, prior: xr.Dataset,
               thresholds: np.ndarray) -> ScorePriorPredictive:
         """Push prior draws (one chain) through the model's population estimand."""
         mean = model.mean_draws(prior, data, "population")[0]  # (draw, system)
