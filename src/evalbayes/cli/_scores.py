@@ -64,7 +64,7 @@ def _score_model(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
     from evalbayes.models import get_model, model_from_config
 
     name = args.model or settings.get("model")
-    return model_from_config({**settings, "model": name}) if settings else get_model(name)
+    return model_from_config({**settings, "model": name}) if settings else get_model(str(name))
 
 
 def prior_check_scores(args: argparse.Namespace, settings: dict[str, Any], output: str) -> int:
@@ -94,7 +94,7 @@ def run_scores(args: argparse.Namespace, settings: dict[str, Any],
     except ValueError as err:
         raise CLIError(str(err)) from None
     model = _score_model(args, settings)
-    options = sampler_options(args, sampler, model)  # type: ignore[arg-type]
+    options = sampler_options(args, sampler, model)
     path = Path(args.output) if args.output else (
         Path("models") / "fits" / f"{Path(args.data[0]).name.split('.')[0]}-{model.name}.nc")
     check_output_path(path, args, create=True)
