@@ -120,7 +120,7 @@ class ScoreData:
             values = df[columns[role]].reset_index(drop=True)
             bad = np.flatnonzero(values.isna().to_numpy())
             if len(bad):
-                raise DataError(f"{role} is missing", bad[:5].tolist(), _where(df, bad[0], system, task))
+                raise DataError(f"{role} is missing", _first(bad), _where(df, bad[0], system, task))
             out[role] = values.astype(str).to_numpy()
         if "grader" not in out:
             out["grader"] = "-"
@@ -128,14 +128,14 @@ class ScoreData:
             values = df[trial].reset_index(drop=True)
             bad = np.flatnonzero(values.isna().to_numpy())
             if len(bad):
-                raise DataError("trial is missing", bad[:5].tolist(), _where(df, bad[0], system, task))
+                raise DataError("trial is missing", _first(bad), _where(df, bad[0], system, task))
             out["trial"] = values.astype(str).to_numpy()
         else:
             out["trial"] = "0"
         raw = df[score].reset_index(drop=True)
         missing = np.flatnonzero(raw.isna().to_numpy())
         if len(missing):
-            raise DataError("score is missing (drop unscored rows or score them)", missing[:5].tolist(),
+            raise DataError("score is missing (drop unscored rows or score them)", _first(missing),
                             _where(df, missing[0], system, task))
         if levels is not None:
             names = [str(v) for v in levels]
@@ -148,7 +148,7 @@ class ScoreData:
             unknown = np.flatnonzero(~text.isin(position).to_numpy())
             if len(unknown):
                 raise DataError(f"score {text.iloc[unknown[0]]!r} is not one of the levels "
-                                f"{names}", unknown[:5].tolist(), _where(df, unknown[0], system, task))
+                                f"{names}", _first(unknown), _where(df, unknown[0], system, task))
             out["score"] = text.map(position).to_numpy(dtype=float)
             kind, top, labels = "ordinal", len(names) - 1, tuple(names)
             if max_score is not None and max_score != top:
@@ -159,7 +159,7 @@ class ScoreData:
                 dtype=float, na_value=np.nan)))
             if len(bad):
                 raise DataError(f"score {raw.iloc[bad[0]]!r} is not a finite number (letter "
-                                "grades: pass levels=[...] lowest first)", bad[:5].tolist(),
+                                "grades: pass levels=[...] lowest first)", _first(bad),
                                 _where(df, bad[0], system, task))
             values = numbers.to_numpy(dtype=float)
             integral = bool(np.all(values == np.round(values)))
@@ -169,17 +169,17 @@ class ScoreData:
                 fractional = np.flatnonzero(values != np.round(values))
                 if len(fractional):
                     raise DataError(f"ordinal score {values[fractional[0]]!r} is not an integer",
-                                    fractional[:5].tolist(), _where(df, fractional[0], system, task))
+                                    _first(fractional), _where(df, fractional[0], system, task))
                 negative = np.flatnonzero(values < 0)
                 if len(negative):
                     raise DataError(f"ordinal score {values[negative[0]]!r} is negative (the "
-                                    "levels are 0..max_score)", negative[:5].tolist(),
+                                    "levels are 0..max_score)", _first(negative),
                                     _where(df, negative[0], system, task))
                 top = int(values.max()) if max_score is None else _check_max(max_score)
                 above = np.flatnonzero(values > top)
                 if len(above):
                     raise DataError(f"ordinal score {values[above[0]]!r} is above max_score="
-                                    f"{top}", above[:5].tolist(), _where(df, above[0], system, task))
+                                    f"{top}", _first(above), _where(df, above[0], system, task))
                 if top < 1:
                     raise DataError("an ordinal scale needs at least two levels (every score "
                                     "is 0; pass max_score=)")
@@ -194,7 +194,7 @@ class ScoreData:
                 outside = np.flatnonzero((values < 0) | (values > 1))
                 if len(outside):
                     raise DataError(f"continuous score {values[outside[0]]!r} is outside "
-                                    "[0, 1] (rescale it: score / max)", outside[:5].tolist(),
+                                    "[0, 1] (rescale it: score / max)", _first(outside),
                                     _where(df, outside[0], system, task))
                 top, labels = None, ()
             else:
@@ -203,7 +203,7 @@ class ScoreData:
         key = ["system", "task", "grader", "trial"]
         twice = np.flatnonzero(out.duplicated(key, keep="first").to_numpy())
         if len(twice) and trial is not None:
-            raise DataError("this (system, task, grader, trial) appears twice", twice[:5].tolist(),
+            raise DataError("this (system, task, grader, trial) appears twice", _first(twice),
                             _where(df, twice[0], system, task))
         if len(twice):  # repeated ratings without a trial column: number them
             out["trial"] = out.groupby(key[:3]).cumcount().astype(str)
@@ -247,6 +247,11 @@ class ScoreData:
     def observed_mean(self) -> pd.Series:
         """Each system's mean score (level index for ordinal data), the raw average."""
         return self.frame.groupby("system", sort=False)["score"].mean()
+
+
+def _first(rows: np.ndarray) -> list[int]:
+    """The first five offending rows, as ints (``DataError`` names them)."""
+    return [int(r) for r in rows[:5]]
 
 
 def _check_max(value: Any) -> int:
