@@ -26,11 +26,11 @@ from evalbayes.report._markdown import escape_markdown
 from evalbayes.report._pairs import bayes_verdict
 
 DRAWS = 300
-SECTIONS = ("data", "systems", "curves", "comparisons", "items", "checks", "protocol", "guide",
-            "reproduce")  # fmt: skip
+SECTIONS = ("data", "systems", "curves", "comparisons", "items", "checks", "prior-check",
+            "protocol", "guide", "reproduce")  # fmt: skip
 TABLES = ("data-summary", "counts", "per-system", "pass-at-k", "pairs", "pairs-bayes",
           "pairs-frequentist", "p-superior-by-k", "diagnostics", "diagnostics-parameters",
-          "ppc", "settings")  # fmt: skip
+          "ppc", "prior-check", "settings")  # fmt: skip
 FIGURES = ("pass-at-k", "pass-hat-k", "superiority-matrix", "comparison", "ppc")
 EVIL = "<script>alert(1)</script>"
 EVIL_TASK = '"><img src=x onerror=alert(2)>'

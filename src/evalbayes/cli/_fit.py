@@ -19,6 +19,7 @@ from evalbayes.cli._designs import add_design_args, apply_designs, design_model
 from evalbayes.cli._output import check_fit, check_output_path
 from evalbayes.cli._progress import heartbeat_every, progress
 from evalbayes.cli._sampler import add_sampler_args, model_help, sampler_options
+from evalbayes.cli._scores import add_score_args, is_score_model, run_scores
 from evalbayes.cli._types import count
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="exit 1 when R-hat, ESS or divergences fail the usual bars")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_design_args(parser)
+    add_score_args(parser)
 
 
 def read_spec(path: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -95,6 +97,8 @@ def default_fit_path(args: argparse.Namespace, model_name: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     check_no_output_format(args)
     settings, sampler = read_spec(args.spec)
+    if is_score_model(args.model or settings.get("model")):
+        return run_scores(args, settings, sampler)
     implied = design_model(args, args.model or settings.get("model"))
     if args.model is None and "model" not in settings:
         args.model = implied

@@ -22,6 +22,7 @@ from evalbayes.cli._common import (
 from evalbayes.cli._fit import make_model, read_spec
 from evalbayes.cli._output import check_output_path, emit
 from evalbayes.cli._sampler import model_help
+from evalbayes.cli._scores import add_score_args, is_score_model, prior_check_scores
 from evalbayes.cli._types import (
     k_value,
     positive_int,
@@ -37,12 +38,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--draws", type=positive_int, default=2000,
                         help="prior draws (default 2000)")
     add_seed_arg(parser, 0)
+    add_score_args(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     output = output_format(args)
     check_output_path(args.output)
     settings, _ = read_spec(args.spec)
+    if is_score_model(args.model or settings.get("model")):
+        return prior_check_scores(args, settings, output)
     data = read_data(args)
     model = make_model(args, settings, data)
     check = model.prior_predictive(data, k=ks(args.k, (1, 8)), draws=args.draws,

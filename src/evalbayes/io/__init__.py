@@ -40,6 +40,7 @@ from evalbayes.io._protocol import (
     option,
 )
 from evalbayes.io._registry import reader_options
+from evalbayes.io._scores import ScoreData, read_scores, scores_from_inspect
 from evalbayes.io._swe_bench import read_universe
 from evalbayes.io._tables import read_table, write_table
 
@@ -53,6 +54,7 @@ __all__ = [
     "OptionSpec",
     "Parsed",
     "Reader",
+    "ScoreData",
     "UnknownOptionError",
     "convert",
     "detect_format",
@@ -67,6 +69,7 @@ __all__ = [
     "read_inspect",
     "read_jsonl",
     "read_lm_eval",
+    "read_scores",
     "read_swe_bench",
     "read_table",
     "read_terminal_bench",
@@ -74,6 +77,7 @@ __all__ = [
     "read_trials_frame",
     "read_universe",
     "reader_options",
+    "scores_from_inspect",
     "swe_bench_trials",
     "terminal_bench_trials",
     "write_table",

@@ -29,6 +29,7 @@ from evalbayes.report._markdown import render_markdown
 from evalbayes.report._meta import ProtocolMeta, read_meta
 from evalbayes.report._overview import overview_section
 from evalbayes.report._pairs import pairs_section
+from evalbayes.report._prior import prior_section
 from evalbayes.report._protocol import protocol_section
 from evalbayes.report._systems import curves_section, systems_section
 
@@ -100,6 +101,7 @@ def build_report(
         items_section(ctx),
         *design_sections(ctx),
         checks_section(ctx),
+        prior_section(ctx),
         protocol_section(meta),
         guide_section(ctx),
         reproduce_section(ctx, fitted_here),

@@ -1,0 +1,115 @@
+"""``evalbayes fit SCORES --model ordinal|partial-credit``: graded scores, not counts.
+
+``fit`` hands over here when the model (``--model`` or the spec's) is a graded-outcome model:
+the data are read as scores (:func:`evalbayes.io.read_scores` for a CSV table, with
+``--score``, ``--grader``, ``--max-score``, ``--levels`` and the table reader's
+``--system-column``, ``--task``, ``--trial``; :func:`evalbayes.io.scores_from_inspect` for
+inspect_ai logs, with ``--scorer`` and ``--value-key``), the model is fitted, its summary (mean
+score and ``P(score >= t)`` per system, both with intervals) goes to stdout and the draws to
+the fit file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from evalbayes.cli._common import CLIError, warn
+
+#: The graded-outcome models' registry names (their package reads ScoreData, not EvalData).
+SCORE_MODELS = ("ordinal", "partial-credit")
+_LOG_SUFFIXES = (".eval", ".json")
+
+
+def add_score_args(parser: argparse.ArgumentParser) -> None:
+    """The score-table flags of ``fit`` (used with ``--model ordinal|partial-credit``)."""
+    group = parser.add_argument_group("graded scores (--model ordinal | partial-credit)")
+    group.add_argument("--score", default="score", metavar="COLUMN",
+                       help="the score column (default 'score')")
+    group.add_argument("--grader", default=None, metavar="COLUMN",
+                       help="the grader (judge) column: grader and grader x system effects")
+    group.add_argument("--max-score", type=int, default=None, metavar="K",
+                       help="top of an ordinal scale 0..K (default: the largest score seen)")
+    group.add_argument("--levels", nargs="+", default=None, metavar="LEVEL",
+                       help="ordered category labels, lowest first (letter grades: F D C B A)")
+
+
+def is_score_model(name: str | None) -> bool:
+    """Whether ``name`` is a graded-outcome model."""
+    return name in SCORE_MODELS
+
+
+def read_score_data(args: argparse.Namespace) -> Any:
+    """The scores of ``args.data`` (one CSV table, or inspect_ai logs)."""
+    from evalbayes.io import read_scores, scores_from_inspect
+
+    sources = list(args.data)
+    fmt = getattr(args, "input_format", None)
+    if fmt == "inspect" or all(Path(s).suffix in _LOG_SUFFIXES for s in sources):
+        return scores_from_inspect(sources if len(sources) > 1 else sources[0],
+                                   scorer=getattr(args, "reader_scorer", None),
+                                   value_key=getattr(args, "reader_value_key", None),
+                                   max_score=args.max_score, levels=args.levels)
+    if len(sources) != 1:
+        raise CLIError("graded scores: give one CSV table (or inspect_ai logs)")
+    return read_scores(sources[0], score=args.score, grader=args.grader,
+                       system=getattr(args, "reader_system_column", None) or "system",
+                       task=getattr(args, "reader_task", None) or "task",
+                       trial=getattr(args, "reader_trial", None),
+                       max_score=args.max_score, levels=args.levels)
+
+
+def _score_model(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
+    from evalbayes.models import get_model, model_from_config
+
+    name = args.model or settings.get("model")
+    return model_from_config({**settings, "model": name}) if settings else get_model(str(name))
+
+
+def prior_check_scores(args: argparse.Namespace, settings: dict[str, Any], output: str) -> int:
+    """``prior-check`` of a graded-outcome model: the prior's mean score and ``P(score >=
+    t)`` of a new task per system beside the observed ones (``--k`` are the thresholds)."""
+    from evalbayes.cli._output import emit
+
+    try:
+        data = read_score_data(args)
+        model = _score_model(args, settings)
+        check = model.prior_predictive(data, thresholds=args.k, draws=args.draws,
+                                       seed=args.seed)
+    except ValueError as err:
+        raise CLIError(str(err)) from None
+    emit(check.to_frame(), output, args.output, title=check.title())
+    return 0
+
+
+def run_scores(args: argparse.Namespace, settings: dict[str, Any],
+               sampler: dict[str, Any]) -> int:
+    """Fit a graded-outcome model, print its summary, write the draws."""
+    from evalbayes.cli._output import check_output_path, emit
+    from evalbayes.cli._sampler import sampler_options
+
+    try:
+        data = read_score_data(args)
+    except ValueError as err:
+        raise CLIError(str(err)) from None
+    model = _score_model(args, settings)
+    options = sampler_options(args, sampler, model)
+    path = Path(args.output) if args.output else (
+        Path("models") / "fits" / f"{Path(args.data[0]).name.split('.')[0]}-{model.name}.nc")
+    check_output_path(path, args, create=True)
+    warn(f"fitting {model.name} to {data!r} with {options['method']} "
+         f"({options['chains']} chains x {options['draws']} draws)")
+    try:
+        posterior = model.fit(data, **options, progressbar=not args.quiet, check=False)
+    except ValueError as err:
+        raise CLIError(str(err)) from None
+    posterior.save(path)
+    emit(posterior.summary(), "table", None,
+         title=f"{model.name}: mean score and P(score >= t) per system (population, 95 %)")
+    warn(f"wrote {path}")
+    diag = posterior.diagnostics(warn=False)
+    if not diag.passed:
+        warn(f"WARNING: {diag}")
+        return 1 if args.strict else 0
+    return 0
