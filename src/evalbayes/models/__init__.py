@@ -4,8 +4,8 @@
 One table, :data:`REGISTRY`, is the only place a model is listed: :func:`model_names`,
 :func:`get_model`, :func:`model_from_config`, this package's lazy attributes and ``__all__``,
 and the CLI's ``--model`` help are all read from it. A model family is a sub-package
-(``beta_binomial``, ``rate_grid``, ``irt``, ``designs``, ``formula``); families never import each other,
-and numerics two families share live in ``models/_<what it computes>.py``. Models under
+(``beta_binomial``, ``rate_grid``, ``irt``, ``designs``, ``formula``); families never import
+each other, and numerics two families share live in ``models/_<what it computes>.py``. Models under
 evaluation are in :mod:`evalbayes.experimental`, not here.
 
 Model authors build on :class:`Model`, :class:`ModelInputs` and the helpers exported here

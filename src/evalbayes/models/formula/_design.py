@@ -24,7 +24,7 @@ import pandas as pd
 
 from evalbayes.data import EvalData
 
-__all__ = ["FormulaDesign", "GroupTerm", "TERM_KINDS", "design", "split_formula"]
+__all__ = ["TERM_KINDS", "FormulaDesign", "GroupTerm", "design", "split_formula"]
 
 #: How a group-specific term enters the two estimands (by its grouping factor): ``"task"``
 #: (the factor involves the task or a task coordinate: conditioned on for "tasks", drawn anew

@@ -124,9 +124,13 @@ class FormulaModel(Model):
     sd_priors : tuple of (str, float)
         Per-term HalfNormal scales, by term name as formulae writes it (``"1|system:task"``);
         given as a dict in specs and configs.
-    quadrature_nodes : int
-        Kept for the spec; the population integral uses the trapezoid rule of
-        :func:`~evalbayes.models._quadrature.normal_rate_curve`.
+
+    Notes
+    -----
+    The population integral over the task-grouped and noise terms is the split-off trapezoid
+    rule of :func:`~evalbayes.models._quadrature.normal_rate_curve` (error < 1e-7). Group
+    effects of one term are independent normals with one sd (no correlation between a varying
+    intercept and slope); bambi was not used because it requires ``pymc < 6`` (bambi 0.17.2).
     """
 
     name: ClassVar[str] = "formula"
