@@ -103,7 +103,7 @@ def _as_column(values: np.ndarray, name: str) -> np.ndarray:
     arr = np.asarray(values)
     if np.issubdtype(arr.dtype, np.datetime64):
         stamp = pd.DatetimeIndex(arr.astype("datetime64[ns]"))
-        return (stamp.year + (stamp.dayofyear - 1) / 365.25).to_numpy(float)
+        return (stamp.year + (stamp.day_of_year - 1) / 365.25).to_numpy(float)
     if arr.dtype.kind in "biuf":
         out = arr.astype(float)
         if not np.all(np.isfinite(out)):
