@@ -28,7 +28,7 @@ def test_recovers_a_harness_effect_and_the_run_to_run_spread():
     data = EvalData.from_arrays(n, rng.binomial(n, expit(eta)), systems=runs,
                                 system_coords={"harness": harness, "run": runs})
     model = FormulaModel("c | trials(n) ~ harness + (1 | task) + (1 | run)")
-    post = model.fit(data, draws=1000, tune=1000, chains=2, seed=3, check=False)
+    post = model.fit(data, draws=1000, tune=1000, chains=4, seed=3, check=False)
     assert post.diagnostics(warn=False).passed
     table = post.effects(ci_prob=0.95).set_index("name")
     for name, value in truth.items():
