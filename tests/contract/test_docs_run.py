@@ -55,6 +55,7 @@ SLOW_PYTHON = {
     "docs/irt.md": "all",
     "docs/new_model.md": "all",
     "docs/decisions.md": {0},
+    "docs/formulas.md": "all",
     "docs/report.md": "all",
 }
 #: ``evalbayes`` command lines that are fast (no fit); every other command line is slow.

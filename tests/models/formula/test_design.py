@@ -108,7 +108,7 @@ def test_datetime_coordinates_become_decimal_years():
 
 
 def test_unknown_variable_and_bad_syntax_name_the_rule():
-    with pytest.raises(ValueError, match="not a variable of the data.*harness"):
+    with pytest.raises(ValueError, match=r"not a variable of the data.*harness"):
         design(_data(), "c | trials(n) ~ scaffold")
     with pytest.raises(ValueError, match="formula"):
         design(_data(), "harness +")
