@@ -89,7 +89,7 @@ class FormulaDesign:
     n_systems: int
     n_tasks: int
 
-    def rows(self, s_idx: np.ndarray, t_idx: np.ndarray) -> np.ndarray:
+    def rows(self, s_idx: Any, t_idx: Any) -> np.ndarray:
         """Grid rows of cells ``(s_idx, t_idx)``."""
         return np.asarray(s_idx) * self.n_tasks + np.asarray(t_idx)
 
@@ -175,6 +175,7 @@ def design(data: EvalData, formula: str, noise: tuple[str, ...] = ("run",)) -> F
             f"{sorted(known)} (system and task coordinates, 'system', 'task')"
         ) from None
     common = dm.common
+    coefs: tuple[str, ...]
     if common is None:
         X, coefs = np.zeros((len(frame), 0)), ()
     else:

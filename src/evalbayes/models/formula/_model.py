@@ -177,6 +177,7 @@ class FormulaModel(Model):
         config = dict(config)
         priors = config.pop("sd_priors", {})
         model = super().from_config(config)
+        assert isinstance(model, FormulaModel)
         return replace(model, sd_priors=tuple(dict(priors).items()))
 
     @property
