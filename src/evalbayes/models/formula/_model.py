@@ -220,6 +220,16 @@ class FormulaModel(Model):
             return given[name]
         return self.sigma_task_prior if kind == "task" else self.sigma_prior
 
+    @staticmethod
+    def location_split(d: FormulaDesign, observed: np.ndarray) -> int | None:
+        """The group term whose mean the sampler draws jointly with the intercept: the
+        intercept-only term (``(1 | g)``) with the most levels, None without an intercept."""
+        if d.intercept is None:
+            return None
+        ones = [(len(t.levels), i) for i, t in enumerate(d.terms)
+                if len(t.columns) == 1 and np.all(t.expr[observed] == 1.0) and len(t.levels) > 1]
+        return max(ones)[1] if ones else None
+
     # ------------------------------------------------------------------ template hooks
     def inputs(self, data: EvalData) -> ModelInputs:
         """Observed rows' design (padded to a power of two), counts and prior scales."""
@@ -252,17 +262,23 @@ class FormulaModel(Model):
         for i, term in enumerate(d.terms):
             values[f"cell_level_{i}"] = term.level[padded]
             values[f"cell_expr_{i}"] = term.expr[padded]
+        split = self.location_split(d, observed)
+        # that term's deviations centred where its levels carry many trials (as the factorial
+        # model's "auto": Papaspiliopoulos, Roberts and Skold 2007), non-centred below
+        centered = split is not None and float(n.sum()) / len(d.terms[split].levels) >= 10.0
         shape_key = (size, X.shape[1], intercept,
                      tuple((len(t.levels), len(t.columns), self.term_prior(t.kind, t.name))
-                           for t in d.terms))
+                           for t in d.terms), split, centered)
         return ModelInputs(values, shape_key)
 
     def build(self, inputs: ModelInputs) -> Any:
-        """The PyMC model: centred common design, non-centred group effects, binomial."""
+        """The PyMC model: centred common design, non-centred group effects, binomial; the
+        intercept and the mean of one intercept-only group term (:meth:`location_split`) are
+        drawn as their sum and a split independent of it a priori."""
         import pymc as pm
         import pytensor.tensor as pt
 
-        size, n_coef, intercept, term_shapes = inputs.shape_key
+        size, n_coef, intercept, term_shapes, split, centered = inputs.shape_key
         v = inputs.values
         coords: dict[str, Any] = {"cell": np.arange(size), "coef": np.arange(n_coef),
                                   "term": np.arange(len(term_shapes))}
@@ -278,25 +294,45 @@ class FormulaModel(Model):
             loc = np.zeros(n_coef)
             if intercept is not None:
                 loc[intercept] = self.intercept_prior[0]
+            sds = [pm.HalfNormal(f"sd_{i}", prior) for i, (_, _, prior) in
+                   enumerate(term_shapes)]
             beta_z = pm.Normal("beta_z", 0.0, 1.0, dims="coef")
             beta_c = loc + scale * beta_z  # coefficients of the centred design
+            split_mean = None
+            if split is not None:
+                # iid N(0, sd) effects = their mean + zero-sum deviations (the same prior); the
+                # likelihood sees that mean only through its sum with the intercept, so the
+                # sampler draws the sum and, given it, the split from its conditional prior
+                # (as the factorial model does): no ridge along the shared location.
+                var_level = self.intercept_prior[1] ** 2
+                var_mean = sds[split] ** 2 / term_shapes[split][0]
+                total = var_level + var_mean
+                shift = pm.Normal("location_z", 0.0, 1.0) * pt.sqrt(total)
+                split_mean = shift * var_mean / total + pm.Normal("split_z", 0.0, 1.0) * pt.sqrt(
+                    var_level * var_mean / total)
+                beta_c = pt.set_subtensor(beta_c[intercept],
+                                          self.intercept_prior[0] + shift - split_mean)
             eta = X @ beta_c
             if intercept is not None:
                 # the stored intercept is that of the uncentred design
-                shift = (centre * beta_c).sum()
-                beta = pm.Deterministic("beta", pt.set_subtensor(
-                    beta_c[intercept], beta_c[intercept] - shift), dims="coef")
+                shift_c = (centre * beta_c).sum()
+                pm.Deterministic("beta", pt.set_subtensor(
+                    beta_c[intercept], beta_c[intercept] - shift_c), dims="coef")
             else:
-                beta = pm.Deterministic("beta", beta_c, dims="coef")
-            del beta
-            sds = []
-            for i, (_, _, prior) in enumerate(term_shapes):
+                pm.Deterministic("beta", beta_c, dims="coef")
+            for i, sd in enumerate(sds):
                 level = pm.Data(f"cell_level_{i}", v[f"cell_level_{i}"], dims="cell")
                 expr = pm.Data(f"cell_expr_{i}", v[f"cell_expr_{i}"], dims=("cell", f"column_{i}"))
-                sd = pm.HalfNormal(f"sd_{i}", prior)
-                sds.append(sd)
-                z = pm.Normal(f"z_{i}", 0.0, 1.0, dims=(f"level_{i}", f"column_{i}"))
-                u = pm.Deterministic(_term_var(i), sd * z, dims=(f"level_{i}", f"column_{i}"))
+                if i == split and centered:
+                    dev = pm.ZeroSumNormal(f"dev_{i}", sd, dims=f"level_{i}")
+                    effect = (split_mean + dev)[:, None]
+                elif i == split:
+                    dev = pm.ZeroSumNormal(f"z_{i}", 1.0, dims=f"level_{i}")
+                    effect = (split_mean + sd * dev)[:, None]
+                else:
+                    effect = sd * pm.Normal(f"z_{i}", 0.0, 1.0,
+                                            dims=(f"level_{i}", f"column_{i}"))
+                u = pm.Deterministic(_term_var(i), effect, dims=(f"level_{i}", f"column_{i}"))
                 eta = eta + (expr * u[level]).sum(axis=-1)
             if sds:
                 pm.Deterministic("sd", pm.math.stack(sds), dims="term")
