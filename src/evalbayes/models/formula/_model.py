@@ -220,13 +220,14 @@ class FormulaModel(Model):
             return given[name]
         return self.sigma_task_prior if kind == "task" else self.sigma_prior
 
-    @staticmethod
-    def location_split(d: FormulaDesign, observed: np.ndarray) -> int | None:
-        """The group term whose mean the sampler draws jointly with the intercept: the
-        intercept-only term (``(1 | g)``) with the most levels, None without an intercept."""
+    def location_split(self, d: FormulaDesign, observed: np.ndarray) -> int | None:
+        """The group term whose mean the sampler draws jointly with the intercept: of the
+        intercept-only terms (``(1 | g)``), the one whose mean has the widest prior,
+        ``prior_scale^2 / levels``; None without an intercept."""
         if d.intercept is None:
             return None
-        ones = [(len(t.levels), i) for i, t in enumerate(d.terms)
+        ones = [(self.term_prior(t.kind, t.name) ** 2 / len(t.levels), i)
+                for i, t in enumerate(d.terms)
                 if len(t.columns) == 1 and np.all(t.expr[observed] == 1.0) and len(t.levels) > 1]
         return max(ones)[1] if ones else None
 
