@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.io import read, read_counts, read_trials
     from evalbayes.models import (
         BetaBinomialModel,
+        FormulaModel,
         IRTModel,
         RateGridModel,
         default_model,
@@ -48,6 +49,7 @@ _LAZY = {
     "read_counts": "evalbayes.io",
     "read_trials": "evalbayes.io",
     "BetaBinomialModel": "evalbayes.models",
+    "FormulaModel": "evalbayes.models",
     "IRTModel": "evalbayes.models",
     "RateGridModel": "evalbayes.models",
     "default_model": "evalbayes.models",
@@ -66,6 +68,7 @@ __all__ = [
     "BetaBinomialModel",
     "Comparison",
     "EvalData",
+    "FormulaModel",
     "IRTModel",
     "PairedData",
     "Posterior",

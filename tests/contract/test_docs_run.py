@@ -55,6 +55,7 @@ SLOW_PYTHON = {
     "docs/irt.md": "all",
     "docs/new_model.md": "all",
     "docs/decisions.md": {0},
+    "docs/formulas.md": "all",
     "docs/report.md": "all",
     "docs/graded.md": {0},
 }

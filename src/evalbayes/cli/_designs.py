@@ -2,7 +2,8 @@
 models need beside the counts. ``--factors FILE`` / ``--factors-pattern REGEX``
 (:func:`evalbayes.models.designs.factors_from_system_names`) give the factorial model's
 system coordinates, ``--recipes FILE`` / ``--recipe-pattern REGEX`` the training-seeds
-recipe, ``--gold FILE`` the judge-error gold counts (:func:`evalbayes.models.designs.judge_data`).
+recipe, ``--gold FILE`` the judge-error gold counts (:func:`evalbayes.models.designs.judge_data`),
+``--formula "..."`` the formula model's formula (:class:`evalbayes.models.formula.FormulaModel`).
 
 Tables are read by :func:`evalbayes.io.read_table` (CSV/TSV, ``.gz``, Parquet, JSON Lines).
 A design flag implies its model when ``--model`` is not given; with another model it is an
@@ -24,13 +25,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.data import EvalData
     from evalbayes.models._base import Model
 
-__all__ = ["DESIGN_FLAGS", "add_design_args", "apply_designs", "design_model", "given_flags"]
+__all__ = ["DESIGN_FLAGS", "add_design_args", "apply_designs", "design_model",
+           "formula_settings", "given_flags"]
 
 #: model name -> the flags (argparse dests) that feed it
 DESIGN_FLAGS: dict[str, tuple[str, ...]] = {
     "factorial": ("factors", "factors_pattern"),
     "training-seeds": ("recipes", "recipe_pattern"),
     "judge-error": ("gold",),
+    "formula": ("formula",),
 }
 
 
@@ -59,6 +62,10 @@ def add_design_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--gold", metavar="FILE",
                        help="judge-error: table with columns system, task, judge, human (0/1), "
                        "one row per hand-labelled trial (the counts are judge verdicts)")
+    group.add_argument("--formula", metavar="FORMULA",
+                       help="formula: a binomial GLMM in brms/bambi notation over system, task "
+                       "and the data's system/task coordinates, e.g. "
+                       "'c | trials(n) ~ harness + (1 | task) + (1 | run)' (docs/formulas.md)")
 
 
 def given_flags(args: argparse.Namespace) -> dict[str, list[str]]:
@@ -89,6 +96,18 @@ def design_model(args: argparse.Namespace, model_name: str | None) -> str | None
         if all(getattr(args, d, None) is not None for d in dests):
             raise CLIError(f"give {_flag(dests[0])} or {_flag(dests[1])}, not both")
     return implied
+
+
+def formula_settings(args: argparse.Namespace, name: str | None) -> dict[str, Any]:
+    """The formula model's ``formula`` setting from ``--formula`` (empty for other models);
+    ``--model formula`` without it is an error."""
+    formula = getattr(args, "formula", None)
+    if name != "formula":
+        return {}
+    if formula is None:
+        raise CLIError("--model formula needs --formula, e.g. "
+                       "--formula 'c | trials(n) ~ harness + (1 | task)'")
+    return {"formula": formula}
 
 
 def apply_designs(args: argparse.Namespace, data: EvalData, model: Model) -> EvalData:

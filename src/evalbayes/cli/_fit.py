@@ -15,7 +15,12 @@ from evalbayes.cli._common import (
     refuse_output_format,
     warn,
 )
-from evalbayes.cli._designs import add_design_args, apply_designs, design_model
+from evalbayes.cli._designs import (
+    add_design_args,
+    apply_designs,
+    design_model,
+    formula_settings,
+)
 from evalbayes.cli._output import check_fit, check_output_path
 from evalbayes.cli._progress import heartbeat_every, progress
 from evalbayes.cli._sampler import add_sampler_args, model_help, sampler_options
@@ -81,6 +86,11 @@ def make_model(args: argparse.Namespace, settings: dict[str, Any], data: EvalDat
     (:func:`~evalbayes.models.default_model`: rate-grid for two or more systems)."""
     from evalbayes.models import default_model, get_model, model_from_config
 
+    if (args.model or settings.get("model")) == "formula":
+        if getattr(args, "formula", None) is not None:  # --formula over the spec's
+            settings = {**settings, "formula": args.formula}
+        elif "formula" not in settings:
+            formula_settings(args, "formula")  # raises: the formula model needs one
     if not settings:
         return get_model(args.model) if args.model else default_model(data)
     if args.model and settings.get("model") not in (None, args.model):

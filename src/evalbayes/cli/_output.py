@@ -15,7 +15,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalbayes._core import files
 from evalbayes.cli._common import DATASET_PREFIX, CLIError, warn
@@ -171,6 +171,16 @@ def formula_safe(frame: pd.DataFrame) -> pd.DataFrame:
         out[column] = [f"'{v}" if isinstance(v, str) and v.startswith(FORMULA_START) else v
                        for v in out[column]]
     return out
+
+
+def fit_notes(posterior: Any, k: Any) -> str | None:
+    """The notes that go beside a fit's pass@k numbers: the one-trial note and the model's own
+    (``model_note(k)`` of a typed posterior, e.g. what a formula's estimands integrate)."""
+    from evalbayes.results._extrapolation import one_trial_note
+
+    model_note = getattr(posterior, "model_note", None)
+    notes = [one_trial_note(posterior.data, k), model_note(k) if model_note else None]
+    return "\n".join(n for n in notes if n) or None
 
 
 def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None = None,

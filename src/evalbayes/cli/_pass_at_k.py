@@ -12,14 +12,13 @@ from evalbayes.cli._common import (
     ks,
     output_format,
 )
-from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
+from evalbayes.cli._output import check_fit, check_output_path, emit, fit_notes, load_fit
 from evalbayes.cli._types import (
     k_value,
     number,
     positive_int,
     probability,
 )
-from evalbayes.results._extrapolation import one_trial_note
 
 G_PASS = "g-pass@k"
 
@@ -53,5 +52,5 @@ def run(args: argparse.Namespace) -> int:
         estimands=(args.estimand,), ci_prob=args.ci_prob, m=args.m, tau=args.tau,
     )  # fmt: skip
     title = f"{args.metric} ({args.estimand}) - {posterior.label}"
-    emit(table, output, args.output, title=title, note=one_trial_note(posterior.data, k))
+    emit(table, output, args.output, title=title, note=fit_notes(posterior, k))
     return code

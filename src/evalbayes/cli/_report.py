@@ -14,7 +14,13 @@ from evalbayes.cli._common import (
     refuse_output_format,
     warn,
 )
-from evalbayes.cli._designs import add_design_args, apply_designs, design_model, given_flags
+from evalbayes.cli._designs import (
+    add_design_args,
+    apply_designs,
+    design_model,
+    formula_settings,
+    given_flags,
+)
 from evalbayes.cli._output import check_fit, check_output_path, load_fit
 from evalbayes.cli._progress import HEARTBEAT_S, progress
 from evalbayes.cli._sampler import add_sampler_args, model_help, sampler_options
@@ -67,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
 
         name = design_model(args, args.model)
         data = read_data(args, name="source")
-        model = default_model(data) if name is None else get_model(name)
+        model = default_model(data) if name is None else get_model(
+            name, **formula_settings(args, name))
         if name is not None:
             data = apply_designs(args, data, model)
         options = sampler_options(args, {}, model)

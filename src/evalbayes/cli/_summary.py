@@ -11,12 +11,11 @@ from evalbayes.cli._common import (
     ks,
     output_format,
 )
-from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit
+from evalbayes.cli._output import check_fit, check_output_path, emit, fit_notes, load_fit
 from evalbayes.cli._types import (
     k_value,
     probability,
 )
-from evalbayes.results._extrapolation import one_trial_note
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,8 +33,12 @@ def run(args: argparse.Namespace) -> int:
     k = ks(args.k, (1,))
     table = posterior.summary(k=k, metrics=METRICS, ci_prob=args.ci_prob)
     emit(table, output, args.output, title=f"{posterior.label}\n{posterior.data!r}",
-         note=one_trial_note(posterior.data, k))
+         note=fit_notes(posterior, k))
     if output == "table":
+        effects = getattr(posterior, "effects", None)
+        if effects is not None:  # a formula fit: its coefficients and group sds
+            emit(effects(ci_prob=args.ci_prob), output, None,
+                 title="effects (logit scale; sd rows: spread of each group term)")
         print(f"diagnostics: {_diagnostics_line(posterior)}")
     return code
 

@@ -4,8 +4,8 @@
 One table, :data:`REGISTRY`, is the only place a model is listed: :func:`model_names`,
 :func:`get_model`, :func:`model_from_config`, this package's lazy attributes and ``__all__``,
 and the CLI's ``--model`` help are all read from it. A model family is a sub-package
-(``beta_binomial``, ``rate_grid``, ``irt``, ``designs``, ``graded``: scores, not counts, on
-their own template ``graded.ScoreModel``); families never import each other,
+(``beta_binomial``, ``rate_grid``, ``irt``, ``designs``, ``formula``, ``graded``: scores,
+not counts, on their own template ``graded.ScoreModel``); families never import each other,
 and numerics two families share live in ``models/_<what it computes>.py``. Models under
 evaluation are in :mod:`evalbayes.experimental`, not here.
 
@@ -64,6 +64,9 @@ REGISTRY: tuple[ModelEntry, ...] = (
                "graded scores 0..K (ordered logistic; grader effects)"),
     ModelEntry("partial-credit", "evalbayes.models.graded", "PartialCreditModel",
                "partial-credit scores in [0, 1] (zero-one-inflated Beta)"),
+    ModelEntry("formula", "evalbayes.models.formula", "FormulaModel",
+               "binomial GLMM from a formula (--formula): covariates, crossed and nested "
+               "group effects"),
 )  # fmt: skip
 
 #: Names of models that were retired, with what to use instead (``load`` says so).

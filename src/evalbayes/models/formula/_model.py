@@ -1,0 +1,499 @@
+"""A binomial GLMM written as a formula: covariates, crossed and nested group effects.
+
+For each (system, task) cell with ``c`` successes of ``n`` trials::
+
+    c[s, t]       ~ Binomial(n[s, t], expit(eta[s, t]))
+    eta[s, t]     = X[s, t] beta + sum_g sum_j Z_g[s, t, j] u_g[level_g(s, t), j]
+    u_g[l, j]     = sd_g z_g[l, j],   z_g ~ N(0, 1)        (non-centred group effects)
+    sd_g          ~ HalfNormal(sigma_task_prior)  for a term grouped by the task (or a task
+                    coordinate), HalfNormal(sigma_prior) otherwise (``sd_priors`` overrides)
+    beta_0        ~ N(intercept_prior)        (the intercept at the covariates' mean)
+    beta_j        ~ N(0, coef_prior / sd(x_j))
+
+``X`` and the ``Z_g`` come from the formula's right-hand side in lme4 / brms / bambi notation
+(``harness + date + (1 | task) + (1 | run)``) over the variables ``system``, ``task`` and every
+system and task coordinate of the data (:mod:`._design`). This is the generalised linear mixed
+model of N. E. Breslow and D. G. Clayton ("Approximate inference in generalized linear mixed
+models", *JASA* 88, 1993, 9-25) with the weakly-informative logit-scale priors of A. Gelman et
+al. (*Annals of Applied Statistics* 2, 2008) and the sd priors of A. Gelman ("Prior
+distributions for variance parameters in hierarchical models", *Bayesian Analysis* 1, 2006);
+continuous columns are centred for sampling (the stored ``beta`` is on the data's scale).
+
+The estimands, by the grouping factor of each term (:data:`TERM_KINDS`):
+
+* ``"tasks"`` (these tasks): each system's mean over its observed tasks, conditional on the
+  fitted effects of terms grouped by the task or a task coordinate (``(1 | task)``, ``(1 |
+  category)``, ``(1 | system:task)``) and of terms grouped by system-level factors (``(1 |
+  model)``);
+* ``"population"`` (new tasks like these): the task-grouped effects are drawn anew from their
+  normal distributions (integrated by quadrature) and the common covariates of the tasks are
+  averaged over the system's observed tasks;
+* terms grouped by a ``noise`` variable (default ``run``) are integrated as noise in both: the
+  answer is for a new run, so run-to-run spread widens the intervals and the comparisons.
+
+pass@k beyond the trials per task (``k > n``) then rests on the normal shape of the task
+effects, which the validity benchmarks (benchmarks/validity/) found weaker on real data than the
+rate grid's learned distribution; the summary says so beside those rows.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy.special import expit, log_expit
+
+from evalbayes.data import EvalData
+from evalbayes.models._base import Model, ModelInputs, binomial_log_choose
+from evalbayes.models._quadrature import normal_rate_curve
+from evalbayes.models.formula._design import (
+    TERM_KINDS,
+    FormulaDesign,
+    coef_scales,
+    design,
+    split_formula,
+)
+from evalbayes.results._posterior import Posterior
+
+__all__ = ["EXTRAPOLATION_NOTE", "FormulaModel", "FormulaPosterior", "effects"]
+
+#: The note beside pass@k / pass^k rows with k beyond the trials per task.
+EXTRAPOLATION_NOTE = ("k > n: rests on the normal task effect (weaker on real data than the "
+                      "rate grid; benchmarks/validity)")
+
+_DESIGNS: OrderedDict[tuple[Any, ...], tuple[xr.Dataset, FormulaDesign]] = OrderedDict()
+
+
+def _term_var(i: int) -> str:
+    return f"u_{i}"
+
+
+@dataclass(frozen=True, eq=False)
+class FormulaPosterior(Posterior):
+    """Posterior of a :class:`FormulaModel` fit: :meth:`effects` and notes in the summary."""
+
+    def effects(self, ci_prob: float = 0.95) -> pd.DataFrame:
+        """Each coefficient and group sd with its interval; see :func:`effects`."""
+        return effects(self, ci_prob)
+
+    def model_note(self, k: Any = None) -> str | None:
+        """What the estimands mean for this formula (one paragraph for outputs)."""
+        model = self.model
+        assert isinstance(model, FormulaModel)
+        return model.estimand_note(self.data, k)
+
+    def summary(self, k: Any = 1, **kwargs: Any) -> pd.DataFrame:
+        """:meth:`Posterior.summary`, with :data:`EXTRAPOLATION_NOTE` in ``note`` where ``k``
+        exceeds the trials per task."""
+        table = super().summary(k, **kwargs)
+        note = np.where(table["extrapolated"].astype(bool), EXTRAPOLATION_NOTE, "")
+        if "note" in table:
+            old = table["note"].astype(str)
+            table["note"] = [("; ".join(x for x in (a, b) if x)) for a, b in zip(old, note,
+                                                                                   strict=True)]
+        else:
+            table["note"] = note
+        return table
+
+
+@dataclass(frozen=True)
+class FormulaModel(Model):
+    """Binomial GLMM from a formula (module docstring).
+
+    Parameters
+    ----------
+    formula : str
+        ``"c | trials(n) ~ harness + (1 | task) + (1 | run)"`` (brms), ``"p(c, n) ~ ..."``
+        (bambi) or the right-hand side alone. Variables: ``system``, ``task`` and the data's
+        system and task coordinates; ``C(x)`` makes a numeric coordinate categorical, ``a:b``
+        and ``a*b`` are interactions, ``(x | g)`` a varying slope, ``(1 | a:b)`` a nested
+        group.
+    noise : tuple of str
+        Variables whose group terms are integrated as noise in both estimands (default
+        ``("run",)``); ``()`` conditions on every fitted effect.
+    intercept_prior : (float, float)
+        Mean and sd of the normal prior of the intercept at the covariates' mean (logit).
+    coef_prior : float
+        Prior sd of a common coefficient times the sd of its column (logit per sd of x).
+    sigma_prior, sigma_task_prior : float
+        HalfNormal scales of the group sds (task-grouped terms take ``sigma_task_prior``).
+    sd_priors : tuple of (str, float)
+        Per-term HalfNormal scales, by term name as formulae writes it (``"1|system:task"``);
+        given as a dict in specs and configs.
+
+    Notes
+    -----
+    The population integral over the task-grouped and noise terms is the split-off trapezoid
+    rule of :func:`~evalbayes.models._quadrature.normal_rate_curve` (error < 1e-7). Group
+    effects of one term are independent normals with one sd (no correlation between a varying
+    intercept and slope); bambi was not used because it requires ``pymc < 6`` (bambi 0.17.2).
+    """
+
+    name: ClassVar[str] = "formula"
+    posterior_class: ClassVar[type[Posterior]] = FormulaPosterior
+
+    formula: str = ""
+    noise: tuple[str, ...] = ("run",)
+    intercept_prior: tuple[float, float] = (0.0, 1.5)
+    coef_prior: float = 1.0
+    sigma_prior: float = 1.0
+    sigma_task_prior: float = 2.0
+    sd_priors: tuple[tuple[str, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        split_formula(self.formula)
+        if isinstance(self.noise, str):
+            object.__setattr__(self, "noise", (self.noise,))
+        object.__setattr__(self, "noise", tuple(str(v) for v in self.noise))
+        priors = self.sd_priors
+        if isinstance(priors, dict):
+            priors = tuple(priors.items())
+        priors = tuple(sorted((str(a), float(b)) for a, b in priors))
+        object.__setattr__(self, "sd_priors", priors)
+        if len(self.intercept_prior) != 2 or not self.intercept_prior[1] > 0:
+            raise ValueError(f"intercept_prior must be (mean, sd > 0), got {self.intercept_prior}")
+        for label in ("coef_prior", "sigma_prior", "sigma_task_prior"):
+            value = getattr(self, label)
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f"{label} must be a positive number, got {value!r}")
+        for term, value in priors:
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f"sd_priors[{term!r}] must be a positive number, got {value!r}")
+
+    # ------------------------------------------------------------------ configuration
+    def to_config(self) -> dict[str, Any]:
+        """As :meth:`Model.to_config`, with ``sd_priors`` a dict (a TOML table)."""
+        config = super().to_config()
+        config["sd_priors"] = dict(self.sd_priors)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Model:
+        """As :meth:`Model.from_config`; ``sd_priors`` may be a dict."""
+        config = dict(config)
+        priors = config.pop("sd_priors", {})
+        model = super().from_config(config)
+        assert isinstance(model, FormulaModel)
+        return replace(model, sd_priors=tuple(dict(priors).items()))
+
+    @property
+    def description(self) -> str:
+        return f"{self.name} ({split_formula(self.formula)})"
+
+    # ------------------------------------------------------------------ design
+    def design(self, data: EvalData) -> FormulaDesign:
+        """The formula's design over ``data`` (cached for the last few data sets)."""
+        key = (self.formula, self.noise, id(data.dataset))
+        hit = _DESIGNS.get(key)
+        if hit is not None and hit[0] is data.dataset:
+            _DESIGNS.move_to_end(key)
+            return hit[1]
+        value = design(data, self.formula, self.noise)
+        _DESIGNS[key] = (data.dataset, value)
+        while len(_DESIGNS) > 8:
+            _DESIGNS.popitem(last=False)
+        return value
+
+    def check_data(self, data: EvalData) -> None:
+        """The formula evaluates on the data; every system has an observed cell."""
+        d = self.design(data)
+        n = data.n.values
+        empty = np.flatnonzero(n.sum(axis=1) == 0)
+        if len(empty):
+            raise ValueError(f"system {data.systems[empty[0]]!r} has no observed cell")
+        known = {t.name for t in d.terms}
+        unknown = sorted(set(dict(self.sd_priors)) - known)
+        if unknown:
+            raise ValueError(f"sd_priors names {unknown}, not terms of the formula; its terms: "
+                             f"{sorted(known)}")
+        if d.X.shape[1] == 0 and not d.terms:
+            raise ValueError(f"formula {self.formula!r} has no terms")
+
+    def term_prior(self, kind: str, name: str) -> float:
+        """HalfNormal scale of a group term's sd."""
+        given = dict(self.sd_priors)
+        if name in given:
+            return given[name]
+        return self.sigma_task_prior if kind == "task" else self.sigma_prior
+
+    def location_split(self, d: FormulaDesign, observed: np.ndarray) -> int | None:
+        """The group term whose mean the sampler draws jointly with the intercept: of the
+        intercept-only terms (``(1 | g)``), the one whose mean has the widest prior,
+        ``prior_scale^2 / levels``; None without an intercept."""
+        if d.intercept is None:
+            return None
+        ones = [(self.term_prior(t.kind, t.name) ** 2 / len(t.levels), i)
+                for i, t in enumerate(d.terms)
+                if len(t.columns) == 1 and np.all(t.expr[observed] == 1.0) and len(t.levels) > 1]
+        return max(ones)[1] if ones else None
+
+    # ------------------------------------------------------------------ template hooks
+    def inputs(self, data: EvalData) -> ModelInputs:
+        """Observed rows' design (padded to a power of two), counts and prior scales."""
+        from evalbayes.inference import padded_size
+
+        d = self.design(data)
+        n, c = data.n.values, data.c.values
+        s_idx, t_idx = np.nonzero(n > 0)
+        rows = d.rows(s_idx, t_idx)
+        size = padded_size(len(rows))
+        pad = size - len(rows)
+        padded = np.concatenate([rows, np.zeros(pad, np.int64)])
+        observed = np.zeros(len(d.X), bool)
+        observed[rows] = True
+        scales = coef_scales(d, observed, self.coef_prior)
+        X = d.X[padded]
+        centre = np.zeros(d.X.shape[1])
+        intercept = d.intercept
+        if intercept is not None:
+            centre = d.X[observed].mean(axis=0)
+            centre[intercept] = 0.0
+            scales[intercept] = self.intercept_prior[1]
+        values: dict[str, np.ndarray] = {
+            "X": X - centre,
+            "centre": centre,
+            "coef_scale": scales,
+            "cell_n": np.concatenate([n[s_idx, t_idx], np.zeros(pad)]).astype(float),
+            "cell_c": np.concatenate([c[s_idx, t_idx], np.zeros(pad)]).astype(float),
+        }
+        for i, term in enumerate(d.terms):
+            values[f"cell_level_{i}"] = term.level[padded]
+            values[f"cell_expr_{i}"] = term.expr[padded]
+        split = self.location_split(d, observed)
+        # that term's deviations centred where its levels carry many trials (as the factorial
+        # model's "auto": Papaspiliopoulos, Roberts and Skold 2007), non-centred below
+        centered = split is not None and float(n.sum()) / len(d.terms[split].levels) >= 10.0
+        shape_key = (size, X.shape[1], intercept,
+                     tuple((len(t.levels), len(t.columns), self.term_prior(t.kind, t.name))
+                           for t in d.terms), split, centered)
+        return ModelInputs(values, shape_key)
+
+    def build(self, inputs: ModelInputs) -> Any:
+        """The PyMC model: centred common design, non-centred group effects, binomial; the
+        intercept and the mean of one intercept-only group term (:meth:`location_split`) are
+        drawn as their sum and a split independent of it a priori."""
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        size, n_coef, intercept, term_shapes, split, centered = inputs.shape_key
+        v = inputs.values
+        coords: dict[str, Any] = {"cell": np.arange(size), "coef": np.arange(n_coef),
+                                  "term": np.arange(len(term_shapes))}
+        for i, (n_levels, n_cols, _) in enumerate(term_shapes):
+            coords[f"level_{i}"] = np.arange(n_levels)
+            coords[f"column_{i}"] = np.arange(n_cols)
+        with pm.Model(coords=coords) as model:
+            X = pm.Data("X", v["X"], dims=("cell", "coef"))
+            centre = pm.Data("centre", v["centre"], dims="coef")
+            scale = pm.Data("coef_scale", v["coef_scale"], dims="coef")
+            cell_n = pm.Data("cell_n", v["cell_n"], dims="cell")
+            cell_c = pm.Data("cell_c", v["cell_c"], dims="cell")
+            loc = np.zeros(n_coef)
+            if intercept is not None:
+                loc[intercept] = self.intercept_prior[0]
+            sds = [pm.HalfNormal(f"sd_{i}", prior) for i, (_, _, prior) in
+                   enumerate(term_shapes)]
+            beta_z = pm.Normal("beta_z", 0.0, 1.0, dims="coef")
+            beta_c = loc + scale * beta_z  # coefficients of the centred design
+            split_mean = None
+            if split is not None:
+                # iid N(0, sd) effects = their mean + zero-sum deviations (the same prior); the
+                # likelihood sees that mean only through its sum with the intercept, so the
+                # sampler draws the sum and, given it, the split from its conditional prior
+                # (as the factorial model does): no ridge along the shared location.
+                var_level = self.intercept_prior[1] ** 2
+                var_mean = sds[split] ** 2 / term_shapes[split][0]
+                total = var_level + var_mean
+                shift = pm.Normal("location_z", 0.0, 1.0) * pt.sqrt(total)
+                split_mean = shift * var_mean / total + pm.Normal("split_z", 0.0, 1.0) * pt.sqrt(
+                    var_level * var_mean / total)
+                beta_c = pt.set_subtensor(beta_c[intercept],
+                                          self.intercept_prior[0] + shift - split_mean)
+            eta = X @ beta_c
+            if intercept is not None:
+                # the stored intercept is that of the uncentred design
+                shift_c = (centre * beta_c).sum()
+                pm.Deterministic("beta", pt.set_subtensor(
+                    beta_c[intercept], beta_c[intercept] - shift_c), dims="coef")
+            else:
+                pm.Deterministic("beta", beta_c, dims="coef")
+            for i, sd in enumerate(sds):
+                level = pm.Data(f"cell_level_{i}", v[f"cell_level_{i}"], dims="cell")
+                expr = pm.Data(f"cell_expr_{i}", v[f"cell_expr_{i}"], dims=("cell", f"column_{i}"))
+                if i == split and centered:
+                    dev = pm.ZeroSumNormal(f"dev_{i}", sd, dims=f"level_{i}")
+                    effect = (split_mean + dev)[:, None]
+                elif i == split:
+                    dev = pm.ZeroSumNormal(f"z_{i}", 1.0, dims=f"level_{i}")
+                    effect = (split_mean + sd * dev)[:, None]
+                else:
+                    effect = sd * pm.Normal(f"z_{i}", 0.0, 1.0,
+                                            dims=(f"level_{i}", f"column_{i}"))
+                u = pm.Deterministic(_term_var(i), effect, dims=(f"level_{i}", f"column_{i}"))
+                eta = eta + (expr * u[level]).sum(axis=-1)
+            if sds:
+                pm.Deterministic("sd", pm.math.stack(sds), dims="term")
+            pm.Binomial("c", n=cell_n, logit_p=eta, observed=cell_c, dims="cell")
+        return model
+
+    def posterior_vars(self, data: EvalData) -> list[str]:
+        """``beta`` (coef), ``sd`` (term) and each term's effects ``u_i``."""
+        d = self.design(data)
+        return ["beta"] + (["sd"] + [_term_var(i) for i in range(len(d.terms))]
+                           if d.terms else [])
+
+    def sample(self, data: EvalData, sampler: Any) -> dict[str, xr.Dataset]:
+        """The template's sampling, with the coefficient, term and level names as coords."""
+        groups = super().sample(data, sampler)
+        groups["posterior"] = self.label_effects(groups["posterior"], data)
+        return groups
+
+    def label_effects(self, posterior: xr.Dataset, data: EvalData) -> xr.Dataset:
+        """Name the ``coef``, ``term``, ``level_i`` and ``column_i`` dims of draws."""
+        d = self.design(data)
+        coords: dict[str, Any] = {"coef": list(d.coefs)}
+        if d.terms:
+            coords["term"] = [t.name for t in d.terms]
+            coords["term_kind"] = ("term", [t.kind for t in d.terms])
+        for i, t in enumerate(d.terms):
+            coords[f"level_{i}"] = list(t.levels)
+            coords[f"column_{i}"] = list(t.columns)
+        return posterior.assign_coords({k: v for k, v in coords.items()
+                                        if (v[0] if isinstance(v, tuple) else k)
+                                        in posterior.dims})
+
+    # ------------------------------------------------------------------ draws
+    def _eta(self, posterior: xr.Dataset, d: FormulaDesign, rows: np.ndarray,
+             kinds: tuple[str, ...]) -> np.ndarray:
+        """``X beta`` plus the group terms of ``kinds`` at ``rows``, (chain, draw, rows)."""
+        post = posterior.transpose("chain", "draw", ...)
+        eta = np.einsum("cdj,rj->cdr", post["beta"].values, d.X[rows])
+        for i, t in enumerate(d.terms):
+            if t.kind in kinds:
+                u = post[_term_var(i)].values  # (chain, draw, level, column)
+                eta += np.einsum("cdrj,rj->cdr", u[:, :, t.level[rows]], t.expr[rows])
+        return eta
+
+    def rates(self, posterior: xr.Dataset, data: EvalData, seed: int, tasks: slice) -> np.ndarray:
+        """``p[s, t]`` draws for a chunk of tasks, (chain, draw, system, chunk): the fitted
+        system- and task-grouped effects, a fresh draw of each noise term (one per level,
+        shared by the level's cells, the same for every chunk given ``seed``)."""
+        d = self.design(data)
+        n_sys = d.n_systems
+        t_idx = np.arange(d.n_tasks)[tasks]
+        ss, tt = np.meshgrid(np.arange(n_sys), t_idx, indexing="ij")
+        rows = d.rows(ss.ravel(), tt.ravel())
+        eta = self._eta(posterior, d, rows, ("system", "task"))
+        post = posterior.transpose("chain", "draw", ...)
+        chains, draws = post.sizes["chain"], post.sizes["draw"]
+        for i, t in enumerate(d.terms):
+            if t.kind == "noise":
+                rng = np.random.default_rng([int(seed), 23, i])
+                sd = post["sd"].values[:, :, i]
+                u = sd[:, :, None, None] * rng.standard_normal(
+                    (chains, draws, len(t.levels), len(t.columns)))
+                eta += np.einsum("cdrj,rj->cdr", u[:, :, t.level[rows]], t.expr[rows])
+        return expit(eta.reshape(chains, draws, n_sys, len(t_idx)))
+
+    def population_curve(
+        self, posterior: xr.Dataset, data: EvalData, k: np.ndarray, metric: str
+    ) -> np.ndarray:
+        """pass@k / pass^k of a new task (and a new level of every noise term), (chain, draw,
+        system, k): per system, the mean over its observed tasks' rows of
+        ``E[f(expit(m_r + e))]``, ``e ~ N(0, sum_g sd_g^2 sum_j Z_g[r, j]^2)`` over the
+        task-grouped and noise terms, ``m_r`` the common part and the system-grouped effects
+        (rows with the same design are computed once)."""
+        d = self.design(data)
+        post = posterior.transpose("chain", "draw", ...)
+        chains, draws = post.sizes["chain"], post.sizes["draw"]
+        n = data.n.values
+        out = np.empty((chains, draws, d.n_systems, len(k)))
+        sd = post["sd"].values if d.terms else np.zeros((chains, draws, 0))
+        for s in range(d.n_systems):
+            rows = d.rows(s, np.flatnonzero(n[s] > 0))
+            key = [d.X[rows]]
+            for t in d.terms:
+                key.append(t.expr[rows])
+                if t.kind == "system":
+                    key.append(t.level[rows][:, None].astype(float))
+            _, first, inverse, counts = np.unique(np.concatenate(key, axis=1), axis=0,
+                                                  return_index=True, return_inverse=True,
+                                                  return_counts=True)
+            del inverse
+            unique_rows = rows[first]
+            centre = self._eta(posterior, d, unique_rows, ("system",))
+            var = np.zeros_like(centre)
+            for i, t in enumerate(d.terms):
+                if t.kind in ("task", "noise"):
+                    var += sd[:, :, i, None] ** 2 * (t.expr[unique_rows] ** 2).sum(axis=1)
+            curve = normal_rate_curve(centre, np.sqrt(var), k, metric)  # (c, d, U, k)
+            out[:, :, s] = np.einsum("cduk,u->cdk", curve, counts / counts.sum())
+        return out
+
+    def cell_log_likelihood(
+        self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
+    ) -> np.ndarray:
+        """Binomial log pmf of the cells given every fitted effect (noise terms included)."""
+        d = self.design(data)
+        eta = self._eta(posterior, d, d.rows(s_idx, t_idx), TERM_KINDS)
+        n = data.n.values[s_idx, t_idx].astype(float)
+        c = data.c.values[s_idx, t_idx].astype(float)
+        return binomial_log_choose(n, c) + c * log_expit(eta) + (n - c) * log_expit(-eta)
+
+    # ------------------------------------------------------------------ words
+    def estimand_note(self, data: EvalData, k: Any = None) -> str:
+        """Which terms each estimand conditions on and which it integrates, in words."""
+        d = self.design(data)
+        by_kind = {kind: [t.name for t in d.terms if t.kind == kind] for kind in TERM_KINDS}
+        parts = ['"tasks": these tasks (conditional on the fitted '
+                 + (", ".join(by_kind["task"]) or "common terms") + ")",
+                 '"population": new tasks like these ('
+                 + (", ".join(by_kind["task"]) + " drawn anew" if by_kind["task"]
+                    else "the observed tasks' covariates averaged; no task effect to draw")
+                 + ")"]
+        if by_kind["noise"]:
+            parts.append("integrated as noise in both (a new run): "
+                         + ", ".join(by_kind["noise"]))
+        note = "formula model: " + "; ".join(parts) + "."
+        if k is not None and (np.atleast_1d(np.asarray(k)) > data.n.values.max()).any():
+            note += (" pass@k beyond k = n rests on the normal task effect (weaker on real "
+                     "data than the rate grid; benchmarks/validity).")
+        return note
+
+
+def effects(posterior: Any, ci_prob: float = 0.95) -> pd.DataFrame:
+    """Each common coefficient and group sd of a formula fit, with its interval.
+
+    Rows: ``kind`` ("coefficient" on the logit scale, or "sd" of a group term: its spread on
+    the logit scale), ``name``, ``term_kind`` (for sds: "task", "system" or "noise", as the
+    estimands treat it), ``mean``, ``sd``, ``lower``, ``upper`` (central ``ci_prob`` interval)
+    and ``p_positive`` (posterior probability that the coefficient is > 0; NaN for sds).
+    """
+    model = posterior.model
+    if not isinstance(model, FormulaModel):
+        raise ValueError(f"needs a formula-model posterior, got {model.name!r}")
+    post = posterior.posterior
+    tail = (1.0 - ci_prob) / 2.0
+    rows = []
+
+    def row(kind: str, name: str, term_kind: str, draws: np.ndarray) -> None:
+        rows.append({"kind": kind, "name": name, "term_kind": term_kind,
+                     "mean": float(draws.mean()), "sd": float(draws.std(ddof=1)),
+                     "lower": float(np.quantile(draws, tail)),
+                     "upper": float(np.quantile(draws, 1.0 - tail)),
+                     "p_positive": float((draws > 0).mean()) if kind == "coefficient"
+                     else float("nan")})
+
+    for coef in post["coef"].values:
+        row("coefficient", str(coef), "", post["beta"].sel(coef=coef).values.ravel())
+    if "sd" in post:
+        d = model.design(posterior.data)
+        for i, t in enumerate(d.terms):
+            row("sd", t.name, t.kind, post["sd"].values[..., i].ravel())
+    table = pd.DataFrame(rows)
+    table.attrs["ci_prob"] = float(ci_prob)
+    return table

@@ -1,0 +1,160 @@
+"""Formula model maths on fixed draws (no sampling), against independent references:
+direct evaluation of the linear predictor, scipy's binomial pmf, and numerical integration
+(scipy.integrate.quad) of the population curve."""
+
+from __future__ import annotations
+
+import tomllib
+
+import numpy as np
+import pytest
+import xarray as xr
+from scipy import integrate, stats
+from scipy.special import expit
+
+import evalbayes as eb
+from evalbayes.data import EvalData
+from evalbayes.inference import SamplerConfig
+from evalbayes.models import get_model, model_from_config
+from evalbayes.models.formula import EXTRAPOLATION_NOTE, FormulaModel, FormulaPosterior
+from paths import ROOT
+
+FORMULA = "c | trials(n) ~ harness + length + (1 | task) + (1 | run)"
+HARNESS = ["h0", "h1", "h0", "h1"]
+RUN = ["r0", "r1", "r2", "r3"]
+LENGTH = np.array([0.0, 1.0, 2.0])
+BETA = np.array([-0.4, 0.9, 0.3])  # Intercept, harness[h1], length
+SD = np.array([1.1, 0.6])  # 1|task, 1|run
+U_TASK = np.array([-1.0, 0.2, 0.8])
+U_RUN = np.array([0.3, -0.2, 0.1, -0.4])
+
+
+def _data() -> EvalData:
+    n = np.array([[4, 4, 4], [4, 4, 0], [4, 4, 4], [2, 4, 4]])
+    c = np.array([[1, 2, 3], [2, 3, 0], [0, 1, 4], [1, 2, 2]])
+    return EvalData.from_arrays(n, c, systems=[f"s{i}" for i in range(4)],
+                                tasks=["t0", "t1", "t2"],
+                                system_coords={"harness": HARNESS, "run": RUN},
+                                task_coords={"length": LENGTH})
+
+
+def _posterior(draws: int = 2, model: FormulaModel | None = None) -> FormulaPosterior:
+    model = model or FormulaModel(FORMULA)
+    data = _data()
+    d = model.design(data)
+    assert d.coefs == ("Intercept", "harness[h1]", "length")
+    assert [t.name for t in d.terms] == ["1|task", "1|run"]
+    one = np.ones((1, draws, 1))
+    ds = xr.Dataset({
+        "beta": (("chain", "draw", "coef"), BETA * one),
+        "sd": (("chain", "draw", "term"), SD * one),
+        "u_0": (("chain", "draw", "level_0", "column_0"), (U_TASK * one)[..., None]),
+        "u_1": (("chain", "draw", "level_1", "column_1"), (U_RUN * one)[..., None]),
+    }).assign_coords(chain=[0], draw=np.arange(draws))
+    groups = {"posterior": model.label_effects(ds, data)}
+    post = model.posterior_class.from_groups(model, data, SamplerConfig(), groups)
+    assert isinstance(post, FormulaPosterior)
+    return post
+
+
+def _eta(s: int, t: int, run: bool) -> float:
+    h1 = float(HARNESS[s] == "h1")
+    return (BETA[0] + BETA[1] * h1 + BETA[2] * LENGTH[t] + U_TASK[t]
+            + (U_RUN[s] if run else 0.0))
+
+
+def test_rates_condition_on_tasks_and_draw_runs_anew():
+    post = _posterior(draws=4000)
+    model, data = post.model, post.data
+    p = model.rates(post.posterior, data, seed=5, tasks=slice(0, 3))
+    assert p.shape == (1, 4000, 4, 3)
+    logit = np.log(p) - np.log1p(-p)
+    fixed = np.array([[_eta(s, t, run=False) for t in range(3)] for s in range(4)])
+    noise = logit - fixed
+    # one fresh run effect per system, shared by its tasks, N(0, sd_run^2)
+    np.testing.assert_allclose(noise - noise[..., :1], 0.0, atol=1e-9)
+    assert noise[0, :, :, 0].std() == pytest.approx(SD[1], rel=0.05)
+    assert abs(noise[0, :, :, 0].mean()) < 4 * SD[1] / np.sqrt(4000)
+    # the same draws whatever the chunking (curves and success_prob share them)
+    parts = np.concatenate([model.rates(post.posterior, data, 5, slice(0, 1)),
+                            model.rates(post.posterior, data, 5, slice(1, 3))], axis=-1)
+    np.testing.assert_array_equal(parts, p)
+
+
+def test_conditioning_on_runs_uses_the_fitted_run_effects():
+    post = _posterior(model=FormulaModel(FORMULA, noise=()))
+    p = post.model.rates(post.posterior, post.data, seed=0, tasks=slice(0, 3))
+    expected = expit([[_eta(s, t, run=True) for t in range(3)] for s in range(4)])
+    np.testing.assert_allclose(p[0, 0], expected, rtol=1e-12)
+
+
+def test_cell_log_likelihood_is_the_binomial_pmf_given_every_effect():
+    post = _posterior()
+    data = post.data
+    s_idx, t_idx = np.nonzero(data.n.values > 0)
+    ll = post.model.cell_log_likelihood(post.posterior, data, s_idx, t_idx)
+    n, c = data.n.values[s_idx, t_idx], data.c.values[s_idx, t_idx]
+    p = expit([_eta(s, t, run=True) for s, t in zip(s_idx, t_idx, strict=True)])
+    np.testing.assert_allclose(ll[0, 0], stats.binom.logpmf(c, n, p), rtol=1e-10)
+
+
+def _population_reference(s: int, k: int, metric: str) -> float:
+    """Mean over the system's observed tasks of E[f(expit(m + e))], e ~ N(0, sd_task^2 +
+    sd_run^2), by quad."""
+    n = _data().n.values
+    spread = np.hypot(*SD)
+    values = []
+    for t in np.flatnonzero(n[s] > 0):
+        m = _eta(s, t, run=False) - U_TASK[t]
+
+        def f(z, m=m):
+            p = expit(m + spread * z)
+            return (1 - (1 - p) ** k if metric == "pass@k" else p**k) * stats.norm.pdf(z)
+
+        values.append(integrate.quad(f, -12, 12, epsabs=1e-12)[0])
+    return float(np.mean(values))
+
+
+@pytest.mark.parametrize("metric", ["pass@k", "pass^k"])
+def test_population_curve_integrates_task_and_run_effects(metric):
+    post = _posterior()
+    ks = np.array([1, 3, 10])
+    curve = post.model.population_curve(post.posterior, post.data, ks, metric)
+    for s in range(4):
+        for j, k in enumerate(ks):
+            assert curve[0, 0, s, j] == pytest.approx(_population_reference(s, k, metric),
+                                                      abs=1e-6)
+
+
+def test_effects_table_and_notes():
+    post = _posterior(draws=3)
+    table = post.effects(ci_prob=0.9)
+    assert list(table["name"]) == ["Intercept", "harness[h1]", "length", "1|task", "1|run"]
+    assert list(table["term_kind"])[-2:] == ["task", "noise"]
+    np.testing.assert_allclose(table["mean"], [*BETA, *SD])
+    assert list(table["p_positive"][:3]) == [0.0, 1.0, 1.0]
+    summary = post.summary(k=[1, 8])
+    assert (summary["note"] == np.where(summary["k"] > 4, EXTRAPOLATION_NOTE, "")).all()
+    note = post.model_note(k=[1, 8])
+    assert "1|run" in note and "noise" in note and "beyond k = n" in note
+
+
+def test_config_round_trip_registry_and_spec():
+    model = FormulaModel(FORMULA, noise=("run", "seed"), sd_priors={"1|task": 0.5})
+    config = model.to_config()
+    assert config["sd_priors"] == {"1|task": 0.5} and config["noise"] == ["run", "seed"]
+    assert model_from_config(config) == model
+    assert get_model("formula", formula=FORMULA) == FormulaModel(FORMULA)
+    assert eb.FormulaModel is FormulaModel
+    spec = tomllib.loads((ROOT / "models" / "formula.toml").read_text())
+    assert model_from_config(spec).to_config() == spec
+
+
+@pytest.mark.filterwarnings("ignore:.*convergence diagnostics")
+def test_save_load_round_trip(tmp_path):
+    post = _posterior(draws=5)
+    path = post.save(tmp_path / "fit.nc")
+    back = eb.load(path)
+    assert isinstance(back, FormulaPosterior) and back.model == post.model
+    np.testing.assert_allclose(back.summary(k=[1, 2])["mean"], post.summary(k=[1, 2])["mean"])
+    assert back.effects().equals(post.effects())
