@@ -148,6 +148,8 @@ def run(args) -> list[dict]:
         "rate-grid-grid": RateGridModel(population="independent"),
         "rate-grid-bootstrap": RateGridModel(population="bayesian-bootstrap"),
     }
+    for sd in args.coef_prior or ():
+        models[f"rate-grid:{sd:g}"] = RateGridModel(coef_prior=sd)
     if args.models:
         models = {name: model for name, model in models.items() if name in args.models}
     for label, bench in BENCHMARKS.items():
@@ -181,7 +183,8 @@ def run(args) -> list[dict]:
                     n_s, c_s = subsample(n_all[:, pick], c_all[:, pick], m, rng)
                     data = EvalData.from_arrays(n_s, c_s, systems=systems)
                     for name in ("beta-binomial", "rate-grid", "rate-grid-grid",
-                                 "rate-grid-bootstrap"):
+                                 "rate-grid-bootstrap",
+                                 *(n for n in models if n.startswith("rate-grid:"))):
                         if name not in models:
                             continue
                         t0 = time.time()
@@ -241,6 +244,9 @@ def table(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--coef-prior", type=float, nargs="+", default=None,
+                        help="also fit RateGridModel(coef_prior=X), labelled rate-grid:X "
+                        "(tasks estimand, and population with the default pairing)")
     parser.add_argument("--quick", action="store_true", help="6 systems, 1 seed, m = 16")
     parser.add_argument("--systems", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=3)

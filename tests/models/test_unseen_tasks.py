@@ -211,3 +211,50 @@ def test_rows_shared_by_many_tasks_keep_the_dirichlet_process_moments():
     per_cell = per_cell[..., 0].reshape(-1, 2)
     for s in range(2):
         assert ks_2samp(ref[:, s], per_cell[:, s]).pvalue > 1e-3
+def _coupled_difference(x: np.ndarray, alpha: float, marginals: np.ndarray) -> np.ndarray:
+    """B - A of ``marginals`` (chain, draw, 2) reordered to the unseen-task reference of the
+    task values ``x`` (2, task)."""
+    chains, draws = marginals.shape[:2]
+    values, row_of_cell = _one_row_per_cell(x, chains, draws)
+    weights = bayesian_bootstrap_weights(chains, draws, x.shape[1], seed=11)
+    ref = unseen_task_reference(values, row_of_cell, weights, alpha, seed=11)[..., 0]
+    coupled = couple_to_reference(marginals, ref)
+    return (coupled[..., 1] - coupled[..., 0]).ravel()
+
+
+def test_identical_results_pair_exactly_and_unseen_tasks_loosen_by_n_over_n_plus_alpha():
+    """Two systems with the same task values and the same marginal draws: with alpha = 0 the
+    reference ranks the draws identically, so the difference is 0 in every draw; with alpha
+    the references' correlation is N / (N + alpha) (test above), and for Gaussian marginals
+    the difference's variance is then 2 sigma^2 (1 - N / (N + alpha)), the independent
+    reference's value (the Gaussian copula's Pearson correlation equals its rank-based one
+    only approximately: tolerance 10 % of the variance, 4 x 20,000 draws)."""
+    rng = np.random.default_rng(12)
+    n_task = 10
+    x = np.tile(rng.random(n_task), (2, 1))
+    same = rng.normal(0.5, 0.05, (4, 20_000, 1))
+    marginals = np.concatenate([same, same], axis=-1)
+    assert np.array_equal(_coupled_difference(x, 0.0, marginals), np.zeros(4 * 20_000))
+    other = rng.normal(0.5, 0.05, (4, 20_000, 1))  # same law, drawn apart
+    for alpha in (2.0, 10.0):
+        diff = _coupled_difference(x, alpha, np.concatenate([same, other], axis=-1))
+        expected = 2 * 0.05**2 * (1 - n_task / (n_task + alpha))
+        assert diff.var() == pytest.approx(expected, rel=0.10)
+
+
+def test_independent_results_give_the_unpaired_variance():
+    """Two systems whose task values are drawn independently (400 tasks: the observed
+    correlation is within ~0.1 of 0): the coupled difference has the variance of the
+    unpaired one, sigma_A^2 + sigma_B^2 (closed form for independent Gaussian marginals),
+    at every alpha."""
+    rng = np.random.default_rng(13)
+    x = rng.random((2, 400))
+    r = np.corrcoef(x)[0, 1]
+    marginals = rng.normal([0.3, 0.6], [0.04, 0.03], (4, 20_000, 2))
+    unpaired = 0.04**2 + 0.03**2
+    for alpha in (0.0, 4.0):
+        diff = _coupled_difference(x, alpha, marginals)
+        # the ranks carry the observed correlation r: variance unpaired - 2 r sA sB
+        assert diff.var() == pytest.approx(unpaired - 2 * r * 0.04 * 0.03 * 400 / (400 + alpha),
+                                           rel=0.05)
+        assert diff.var() == pytest.approx(unpaired, rel=0.15)

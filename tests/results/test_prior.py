@@ -50,6 +50,11 @@ def test_rate_grid_prior_is_symmetric_and_u_shaped(data):
     assert np.allclose(table["q50"], 0.5, atol=0.03)
     # the finding of issue 27: about a quarter of the prior at each edge with coef_prior = 3
     assert (table["below 0.05"] > 0.15).all()
+    # coef_prior = 1.25: about the uniform's 5 % at each edge (benchmarks/validity/)
+    flat = eb.RateGridModel(coef_prior=1.25).prior_predictive(data, k=[1], draws=20000,
+                                                              seed=3).table
+    assert np.allclose(flat["below 0.05"], 0.05, atol=0.02)
+    assert np.allclose(flat["above 0.95"], 0.05, atol=0.02)
     assert check.difference.size == 20000
     assert np.quantile(check.difference, 0.5) == pytest.approx(0.0, abs=0.03)
 
