@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("top", ("evalbayes",)),  # the package root re-exports lazily
 ]
 #: The model families: sub-packages of evalbayes.models that never import each other.
-FAMILIES = ("beta_binomial", "rate_grid", "irt", "designs", "graded")
+FAMILIES = ("beta_binomial", "rate_grid", "irt", "designs", "formula", "graded")
 RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
 
 
