@@ -67,7 +67,7 @@ def test_plot_prints_the_key_of_shortened_labels(long_fit, tmp_path, capsys):
 def _legend(fit, **options):
     posterior = load(fit)
     args = argparse.Namespace(kind="pass-at-k", estimand="tasks", metric="pass@k",
-                              system=None, **options)
+                              system=None, all_pairs=False, **options)
     figure = _draw(posterior, args, [1, 2, 4, 8, 16, 32, 64])
     return [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
 
@@ -82,7 +82,7 @@ def test_plot_system_highlights_those_systems(long_fit):
     assert {display_label(n) for n in best} <= set(texts)
     assert not {display_label(n) for n in NAMES if n not in best} & set(texts)
     args = argparse.Namespace(kind="pass-at-k", estimand="tasks", metric="pass@k",
-                              system=chosen)
+                              system=chosen, all_pairs=False)
     figure = _draw(posterior, args, [1, 2, 4, 8])
     texts = [t.get_text() for t in figure.axes[0].get_legend().get_texts()]
     assert {display_label(n) for n in chosen} <= set(texts)

@@ -18,10 +18,9 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from evalbayes.cli._common import CLIError, warn
+from evalbayes.cli._design_tables import mapped_labels, read_columns, table_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
-
     from evalbayes.data import EvalData
     from evalbayes.models._base import Model
 
@@ -126,54 +125,6 @@ def apply_designs(args: argparse.Namespace, data: EvalData, model: Model) -> Eva
     return data
 
 
-# ---------------------------------------------------------------------------- tables
-def _read(path: str, columns: tuple[str, ...], labels: tuple[str, ...]) -> pd.DataFrame:
-    """The table at ``path`` with ``columns``; ``labels`` are read as text as written."""
-    from evalbayes.io import read_table
-
-    frame = read_table(path, labels=labels)
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise CLIError(f"{path}: no column {', '.join(map(repr, missing))}; expected columns "
-                       f"{', '.join(columns)}, found {list(map(str, frame.columns))}")
-    return frame
-
-
-def _line(path: str, pos: int) -> str:
-    from evalbayes.io._tables import line_of
-
-    return line_of(path, pos)
-
-
-def _labels(path: str, frame: pd.DataFrame, data: EvalData, columns: tuple[str, ...]
-            ) -> dict[str, list[str]]:
-    """Per column, one label per system of ``data`` (in data order) from a mapping table.
-
-    Rows for systems absent from the data are ignored (the data may be a selection); a data
-    system without a row, an empty label, or a system mapped twice to different labels is an
-    error naming the file and line.
-    """
-    import pandas as pd
-
-    seen: dict[str, tuple[tuple[str, ...], int]] = {}
-    for pos, row in enumerate(frame[["system", *columns]].itertuples(index=False)):
-        system, *values = row
-        for column, value in zip(columns, values, strict=True):
-            if pd.isna(value) or str(value).strip() == "":
-                raise CLIError(f"{path} ({_line(path, pos)}): empty {column} for system "
-                               f"{system!r}")
-        key, labels = str(system), tuple(str(v) for v in values)
-        if key in seen and seen[key][0] != labels:
-            raise CLIError(f"{path} ({_line(path, pos)}): system {key!r} is mapped twice, to "
-                           f"{seen[key][0]} and {labels} ({_line(path, seen[key][1])})")
-        seen.setdefault(key, (labels, pos))
-    absent = [s for s in data.systems if s not in seen]
-    if absent:
-        raise CLIError(f"{path}: no row for system(s) {absent[:5]}"
-                       f"{' ...' if len(absent) > 5 else ''} of the data")
-    return {column: [seen[s][0][j] for s in data.systems] for j, column in enumerate(columns)}
-
-
 def _compile(pattern: str, flag: str, groups: tuple[str, ...]) -> re.Pattern[str]:
     try:
         regex = re.compile(pattern)
@@ -193,8 +144,8 @@ def _factors(args: argparse.Namespace, data: EvalData, model: Any) -> EvalData:
     names = (model.model_coord, model.harness_coord)
     if args.factors is not None:
         columns = ("system", "model", "harness")
-        table = _read(args.factors, columns, columns)
-        labels = _labels(args.factors, table, data, ("model", "harness"))
+        table = read_columns(args.factors, columns, columns)
+        labels = mapped_labels(args.factors, table, data, ("model", "harness"))
         return add_factors(data, labels["model"], labels["harness"], names=names)
     if args.factors_pattern is not None:
         _compile(args.factors_pattern, "--factors-pattern", ("model", "harness"))
@@ -226,8 +177,8 @@ def _recipes(args: argparse.Namespace, data: EvalData, model: Any) -> EvalData:
 
     coord = model.recipe_coord
     if args.recipes is not None:
-        table = _read(args.recipes, ("system", "recipe"), ("system", "recipe"))
-        labels = _labels(args.recipes, table, data, ("recipe",))["recipe"]
+        table = read_columns(args.recipes, ("system", "recipe"), ("system", "recipe"))
+        labels = mapped_labels(args.recipes, table, data, ("recipe",))["recipe"]
     elif args.recipe_pattern is not None:
         regex = _compile(args.recipe_pattern, "--recipe-pattern", ("recipe",))
         labels = []
@@ -257,12 +208,12 @@ def _gold(args: argparse.Namespace, data: EvalData) -> EvalData:
             return data
         raise CLIError("--model judge-error needs the human labels of a gold subset: give "
                        "--gold FILE (columns system, task, judge, human; one row per trial)")
-    gold = _read(args.gold, ("system", "task", "judge", "human"), ("system", "task"))
+    gold = read_columns(args.gold, ("system", "task", "judge", "human"), ("system", "task"))
     try:
         return judge_data(data, gold)
     except ValueError as err:
         message = str(err)
         match = re.match(r"gold row (\d+): (.*)", message, re.S)
         if match:
-            message = f"{_line(args.gold, int(match[1]))} (gold row {match[1]}): {match[2]}"
+            message = f"{table_line(args.gold, int(match[1]))} (gold row {match[1]}): {match[2]}"
         raise CLIError(f"{args.gold}: {message}") from None
