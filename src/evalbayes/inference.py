@@ -166,6 +166,20 @@ def padded_size(size: int) -> int:
     return max(16, 1 << (int(size) - 1).bit_length())
 
 
+def _nutpie_sample(nutpie: Any, compiled: Any, sampler: SamplerConfig) -> Any:
+    """``nutpie.sample`` of a compiled model with the sampler's settings (both nutpie paths:
+    a PyMC graph and a hand-written log density)."""
+    return nutpie.sample(
+        compiled,
+        draws=sampler.draws,
+        tune=sampler.tune,
+        chains=sampler.chains,
+        seed=sampler.seed,
+        progress_bar=sampler.progressbar,
+        target_accept=sampler.target_accept,
+    )
+
+
 def run_inference(
     build: Callable[[], Any],
     sampler: SamplerConfig,
@@ -198,15 +212,7 @@ def run_inference(
                 COMPILED_MODELS[cache_key] = compiled
         if data_updates:
             compiled = compiled.with_data(**data_updates)
-        return nutpie.sample(
-            compiled,
-            draws=sampler.draws,
-            tune=sampler.tune,
-            chains=sampler.chains,
-            seed=sampler.seed,
-            progress_bar=sampler.progressbar,
-            target_accept=sampler.target_accept,
-        )
+        return _nutpie_sample(nutpie, compiled, sampler)
     if method == "numpyro":
         _require("numpyro", "method='numpyro' needs the optional JAX extra: "
                  "pip install 'evalbayes[jax]'")
@@ -265,15 +271,7 @@ def sample_log_density(
         dims=dims,
         coords=coords,
     )
-    return nutpie.sample(
-        compiled,
-        draws=sampler.draws,
-        tune=sampler.tune,
-        chains=sampler.chains,
-        seed=sampler.seed,
-        progress_bar=sampler.progressbar,
-        target_accept=sampler.target_accept,
-    )
+    return _nutpie_sample(nutpie, compiled, sampler)
 
 
 def reproducible_numba() -> Any:

@@ -316,6 +316,18 @@ def unseen_task_reference(
     return (1.0 - new_share) * paired + new_share * own
 
 
+def _grouped_gammas(shape: np.ndarray, size: tuple[int, int], starts: np.ndarray,
+                    group: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Gamma(``shape``) variates ``(size)``, each scaled by the largest of its group (columns
+    ``starts[g]:starts[g + 1]``, ``group`` naming each column's group), and the group totals:
+    normalised per group they are Dirichlet(``shape``) weights. Drawn as ``Gamma(a + 1)
+    U^(1 / a)`` on the log scale, so a small ``a`` does not underflow; the common factor of a
+    group cancels in its normalisation."""
+    log_u = np.log(rng.standard_gamma(shape + 1.0, size)) + np.log(rng.random(size)) / shape
+    u = np.exp(log_u - np.maximum.reduceat(log_u, starts, axis=1)[:, group])
+    return u, np.add.reduceat(u, starts, axis=1)
+
+
 def _unseen_row_means(values: np.ndarray, row_of_cell: np.ndarray, alpha: float,
                       rng: np.random.Generator) -> np.ndarray:
     """``sum_t u_st v[s, t]`` with ``u_s ~ Dirichlet(alpha / N_s, ...)`` over system s's
@@ -341,9 +353,7 @@ def _unseen_row_means(values: np.ndarray, row_of_cell: np.ndarray, alpha: float,
     for start in range(0, chains * draws, step):
         block = slice(start, min(chains * draws, start + step))
         size = (block.stop - block.start, len(order))
-        log_u = np.log(rng.standard_gamma(shape + 1.0, size)) + np.log(rng.random(size)) / shape
-        u = np.exp(log_u - np.maximum.reduceat(log_u, starts, axis=1)[:, systems])
-        total = np.add.reduceat(u, starts, axis=1)
+        u, total = _grouped_gammas(shape, size, starts, systems, rng)
         own[block] = np.add.reduceat(u[..., None] * flat[block], starts, axis=1) / total[..., None]
     return own
 
@@ -367,39 +377,34 @@ def _unseen_cell_means(values: np.ndarray, row_of_cell: np.ndarray, alpha: float
     for start in range(0, chains * draws, step):
         block = slice(start, min(chains * draws, start + step))
         size = (block.stop - block.start, len(s_idx))
-        log_u = np.log(rng.standard_gamma(shape + 1.0, size)) + np.log(rng.random(size)) / shape
-        u = np.exp(log_u - np.maximum.reduceat(log_u, starts, axis=1)[:, s_idx])
-        total = np.add.reduceat(u, starts, axis=1)  # (block, system)
+        u, total = _grouped_gammas(shape, size, starts, s_idx, rng)
         u = u * scale[block][:, t_idx]
         cell_values = flat[block][:, cell_row, :]  # (block, cell, k)
         own[block] = np.add.reduceat(u[..., None] * cell_values, starts, axis=1) / total[..., None]
     return own
 
 
-@dataclass(frozen=True)
-class Model(ABC):
-    """Base class of evalbayes models: configuration only, ``fit`` returns a Posterior."""
+class Configured:
+    """``to_config`` / ``from_config`` of a frozen dataclass model with a ``name``: the one
+    home of the round trip through ``models/*.toml`` for every model base."""
 
     name: ClassVar[str]
-    posterior_class: ClassVar[type[Posterior]] = Posterior
-    approximate_ok: ClassVar[bool] = True
 
-    # --------------------------------------------------------------- configuration
     def to_config(self) -> dict[str, Any]:
         """The model's configuration as a JSON-serialisable dict (maps onto models/*.toml)."""
         config: dict[str, Any] = {"model": self.name}
-        for key, value in asdict(self).items():
+        for key, value in asdict(self).items():  # type: ignore[call-overload]
             config[key] = list(value) if isinstance(value, tuple) else value
         return config
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> Model:
+    def from_config(cls, config: dict[str, Any]) -> Any:
         """Rebuild a model from :meth:`to_config` output (unknown keys raise)."""
         config = dict(config)
         name = config.pop("model", cls.name)
         if name != cls.name:
             raise ValueError(f"config is for model {name!r}, not {cls.name!r}")
-        known = set(cls.__dataclass_fields__)
+        known = set(cls.__dataclass_fields__)  # type: ignore[attr-defined]
         unknown = sorted(set(config) - known)
         if unknown:
             raise ValueError(f"unknown {cls.name} settings {unknown}; known: {sorted(known)}")
@@ -407,6 +412,15 @@ class Model(ABC):
             key: tuple(value) if isinstance(value, list) else value for key, value in config.items()
         }
         return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class Model(Configured, ABC):
+    """Base class of evalbayes models: configuration only, ``fit`` returns a Posterior."""
+
+    name: ClassVar[str]
+    posterior_class: ClassVar[type[Posterior]] = Posterior
+    approximate_ok: ClassVar[bool] = True
 
     # --------------------------------------------------------------- fitting
     def fit(
@@ -527,7 +541,7 @@ class Model(ABC):
         """The model's name with the settings that change what it can report."""
         return self.name
 
-    def check_data(self, data: EvalData) -> None:  # noqa: B027 - optional hook
+    def check_data(self, data: EvalData) -> None:
         """Raise ``ValueError`` for data this model cannot fit (hook; default: any data)."""
 
     def sample(self, data: EvalData, sampler: SamplerConfig) -> dict[str, xr.Dataset]:

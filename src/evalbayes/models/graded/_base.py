@@ -26,7 +26,7 @@ threshold)`` and ``mean_draws(posterior, data, estimand) -> (chain, draw, system
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -42,7 +42,7 @@ from evalbayes._core.names import (
 )
 from evalbayes.inference import SamplerConfig, config_hash, resolve_seed, run_inference
 from evalbayes.io._scores import ScoreData
-from evalbayes.models._base import ModelInputs
+from evalbayes.models._base import Configured, ModelInputs
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.models.graded._posterior import ScorePosterior, ScorePriorPredictive
@@ -60,33 +60,12 @@ def label_posterior(posterior: xr.Dataset, data: ScoreData) -> xr.Dataset:
 
 
 @dataclass(frozen=True)
-class ScoreModel(ABC):
+class ScoreModel(Configured, ABC):
     """Base class of the graded-outcome models: configuration only; ``fit`` returns a
     :class:`~evalbayes.models.graded.ScorePosterior`."""
 
     name: ClassVar[str]
     kind: ClassVar[str]  # the ScoreData kind the model fits: "ordinal" or "continuous"
-
-    # --------------------------------------------------------------- configuration
-    def to_config(self) -> dict[str, Any]:
-        """The model's settings as a JSON-serialisable dict (maps onto ``models/*.toml``)."""
-        config: dict[str, Any] = {"model": self.name}
-        for key, value in asdict(self).items():
-            config[key] = list(value) if isinstance(value, tuple) else value
-        return config
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any]) -> ScoreModel:
-        """Rebuild a model from :meth:`to_config` output (unknown keys raise)."""
-        config = dict(config)
-        name = config.pop("model", cls.name)
-        if name != cls.name:
-            raise ValueError(f"config is for model {name!r}, not {cls.name!r}")
-        unknown = sorted(set(config) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise ValueError(f"unknown {cls.name} settings {unknown}; known: "
-                             f"{sorted(cls.__dataclass_fields__)}")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in config.items()})
 
     @property
     def default_method(self) -> Method:
