@@ -62,3 +62,4 @@ def test_fit_ordinal_from_a_table(ratings, tmp_path, capsys):
     assert set(tree["posterior"].to_dataset().data_vars) >= {"cutpoints", "system_effect",
                                                               "grader_effect"}
     assert tree["observed_data"].to_dataset().sizes["row"] == 32
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fit.nc", "ratings.csv"]  # no temp left

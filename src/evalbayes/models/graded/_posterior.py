@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evalbayes._core.files import write_bytes
 from evalbayes._core.intervals import credible_interval
 from evalbayes._core.names import check_ci_prob, default_estimand
 from evalbayes._core.rendering import Rendered
@@ -180,7 +181,9 @@ class ScorePosterior:
     def save(self, path: Any) -> None:
         """Write the draws, the sampler's statistics and the scores to NetCDF (groups
         ``posterior``, ``sample_stats``, ``observed_data``; the model and sampler settings as
-        JSON attributes, format ``evalbayes-scores/1``)."""
+        JSON attributes, format ``evalbayes-scores/1``), through a temporary file renamed over
+        ``path`` (:func:`evalbayes._core.files.write_bytes`): a crash never leaves a truncated
+        file."""
         import json
 
         groups = {"posterior": self.posterior.astype({v: float for v in self.posterior})}
@@ -193,7 +196,12 @@ class ScorePosterior:
                       "model": json.dumps(self.model.to_config()),
                       "sampler": json.dumps(self.sampler.to_dict()),
                       "source": self.data.source}
-        tree.to_netcdf(path)
+        view = tree.to_netcdf(engine="h5netcdf")  # in memory, then one atomic write
+        content = bytes(view)  # copied out and released at once, as Posterior.save does
+        if isinstance(view, memoryview):
+            view.release()
+        del view
+        write_bytes(path, content)
 
     def __repr__(self) -> str:
         return (f"ScorePosterior({self.model.name}, {self.data!r}, "
