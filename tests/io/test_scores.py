@@ -3,6 +3,8 @@ inspect_ai score reader."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -94,8 +96,16 @@ def test_read_scores_names_file_and_line(tmp_path):
     _frame().to_csv(path, index=False)
     data = read_scores(path, grader="judge")
     assert len(data) == 4 and data.source == str(path)
-    with pytest.raises(ValueError, match="no such file"):
-        read_scores(tmp_path / "absent.csv")
+    with pytest.raises(FileNotFoundError, match="absent.csv: no such file"):
+        read_scores(tmp_path / "absent.csv")  # as every table reader (io.read_table)
+    fifo = tmp_path / "scores.csv.fifo.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file|FIFO"):
+        read_scores(fifo)  # refused before it is opened: reading a FIFO would block
+    nul = tmp_path / "nul.csv"
+    nul.write_text("system,task,score\nA\x00B,t1,3\nA,t2,4\n")
+    with pytest.raises(ValueError, match="NUL"):
+        read_scores(nul, kind="ordinal", max_score=10)
 
 
 LOG = SHARED_DATA / "formats" / "inspect_ai" / "log_streaming_epochs2.eval"

@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 from evalbayes.data import DataError
+from evalbayes.io._common import check_labels
+from evalbayes.io._tables import line_of, read_table
 
 __all__ = ["ScoreData", "read_scores", "scores_from_inspect"]
 
@@ -277,16 +279,14 @@ def read_scores(
     max_score: int | None = None,
     levels: Sequence[Any] | None = None,
 ) -> ScoreData:
-    """Read a CSV (or ``.csv.gz``) of scores into :class:`ScoreData` (options as in
-    :meth:`ScoreData.from_frame`). Errors name the file and its 1-based line (the header is
-    line 1)."""
-    path = Path(path)
-    try:
-        frame = pd.read_csv(path, dtype={c: str for c in (system, task, grader, trial) if c})
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise ValueError(f"{path}: not a readable CSV table ({err})") from None
+    """Read a table of scores into :class:`ScoreData` (options as in
+    :meth:`ScoreData.from_frame`) through :func:`~evalbayes.io._tables.read_table`, the guarded
+    loader of every table (CSV/TSV, ``.gz``, Parquet, JSON Lines; a FIFO refused before it
+    opens, duplicate keys and deep nesting refused), labels read as written and checked
+    (:func:`~evalbayes.io._common.check_labels`). Errors name the file and its line."""
+    labels = tuple(c for c in (system, task, grader, trial) if c)
+    frame = read_table(path, labels=labels)
+    check_labels(frame, path, columns=labels)
     try:
         return ScoreData.from_frame(frame, system=system, task=task, score=score, grader=grader,
                                     trial=trial, kind=kind, max_score=max_score, levels=levels,
@@ -294,9 +294,8 @@ def read_scores(
     except DataError as err:
         if not err.rows:
             raise ValueError(f"{path}: {err.rule}") from None
-        lines = ", ".join(str(r + 2) for r in err.rows)
-        label = "line" if len(err.rows) == 1 else "lines"
-        raise ValueError(f"{path}, {label} {lines} {err.where}: {err.rule}".replace("  ", " ")
+        lines = ", ".join(line_of(path, r) for r in err.rows)
+        raise ValueError(f"{path}, {lines} {err.where}: {err.rule}".replace("  ", " ")
                          ) from None
 
 
