@@ -96,11 +96,11 @@ def test_read_scores_names_file_and_line(tmp_path):
     _frame().to_csv(path, index=False)
     data = read_scores(path, grader="judge")
     assert len(data) == 4 and data.source == str(path)
-    with pytest.raises(FileNotFoundError, match="absent.csv: no such file"):
+    with pytest.raises(FileNotFoundError, match=r"absent\.csv: no such file"):
         read_scores(tmp_path / "absent.csv")  # as every table reader (io.read_table)
     fifo = tmp_path / "scores.csv.fifo.csv"
     os.mkfifo(fifo)
-    with pytest.raises(ValueError, match="not a regular file|FIFO"):
+    with pytest.raises(ValueError, match=r"not a regular file|FIFO"):
         read_scores(fifo)  # refused before it is opened: reading a FIFO would block
     nul = tmp_path / "nul.csv"
     nul.write_text("system,task,score\nA\x00B,t1,3\nA,t2,4\n")
