@@ -201,11 +201,15 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
 
         # a readable view: long names shortened (kept distinct), control characters escaped
         # so a name cannot drive the terminal; CSV and JSON keep every name in full
+        # (each distinct name once: a compare table repeats 123 names 15,000 times)
         frame = frame.copy()
+        shown: dict[str, str] = {}
         for column in frame.columns:
             if not pd.api.types.is_numeric_dtype(frame[column]):
                 frame[column] = [
-                    display_label(v, TEXT_LABEL_WIDTH) if isinstance(v, str) else v
+                    (shown[v] if v in shown
+                     else shown.setdefault(v, display_label(v, TEXT_LABEL_WIDTH)))
+                    if isinstance(v, str) else v
                     for v in frame[column]
                 ]
         with pd.option_context("display.width", 200, "display.max_columns", 50,

@@ -546,3 +546,49 @@ def test_ten_single_trial_tasks_all_solved_are_no_surer_than_wilson_at_coef_prio
     hi_none = np.quantile(draws.sel(system="none").values.ravel(), 0.975)
     assert lo_all <= 10 / (10 + z2)  # Wilson's lower end, 0.722
     assert hi_none >= z2 / (10 + z2)  # Wilson's upper end, 0.278
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 59), (2, 7), (4, 1), (1000, 61)])
+def test_log_normalise_is_scipy_logsumexp_to_the_bit(shape):
+    """log_normalise (the softmax of log g_s) gives the numbers of ``x - logsumexp(x)`` to the
+    bit, ties at the maximum included (integer-valued rows tie often)."""
+    from evalbayes.models.rate_grid._model import log_normalise
+
+    rng = np.random.default_rng(len(shape) * 7 + shape[-1])
+    for x in (rng.normal(0, 10, shape), np.round(rng.normal(0, 3, shape))):
+        x[..., 0] = x.max(axis=-1)  # a tie with the maximum in every row
+        expected = x - logsumexp(x, axis=-1, keepdims=True)
+        np.testing.assert_array_equal(log_normalise(x.copy()), expected)
+
+
+def test_shared_log_weights_are_computed_once_and_read_only(monkeypatch):
+    """Within shared_log_weights one posterior's log g_s is computed once and reused (the
+    same array, which no caller may change); outside, each call computes afresh; a summary's
+    curves equal those computed with no sharing."""
+    from evalbayes.models._base import Model
+    from evalbayes.models.rate_grid import _model as rate_grid
+
+    model, data, post = _tasks_case()
+    calls = []
+    real = rate_grid.log_normalise
+    monkeypatch.setattr(rate_grid, "log_normalise", lambda x: calls.append(1) or real(x))
+    with rate_grid.shared_log_weights():
+        first = model.log_weights(post)
+        again = model.log_weights(post)
+        other = RateGridModel(degree=model.degree, grid_nodes=model.grid_nodes,
+                              grid_limit=model.grid_limit, tail_terms=0, coef_prior=2.0)
+        other.log_weights(post)
+    assert again is first and len(calls) == 2 and not first.flags.writeable
+    with pytest.raises(ValueError):
+        first[...] = 0.0
+    assert model.log_weights(post) is not first and len(calls) == 3
+    coef = post["coef"].transpose("chain", "draw", "system", "term").values
+    logits = coef @ model.basis.T
+    np.testing.assert_array_equal(first, logits - logsumexp(logits, axis=-1, keepdims=True))
+    k = np.array([1.0, 4.0])
+    for estimand in ("tasks", "population"):
+        shared = model.curves(post, data, k, ("pass@k", "pass^k"), estimand, seed=3)
+        for metric in ("pass@k", "pass^k"):
+            # the template's curve, outside any shared block: every call computes its own
+            alone = Model.curve(model, post, data, k, metric, estimand, False, seed=3)
+            np.testing.assert_array_equal(shared[metric].values, alone.values)
