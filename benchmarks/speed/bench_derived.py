@@ -23,9 +23,20 @@ the 1-minute load average beside each line):
   the k grid from a categorical draw per cell and draw (``Model._tasks_curve``, the path
   before the per-row multinomial counts), against ``tasks curve`` (the current path).
 
+``--commands`` times the whole commands instead (what the acceptance of issue 26 counts:
+``evalbayes summary`` and ``compare`` of SWE-bench Verified fits, ``evalbayes report`` of
+Terminal-Bench fits), each in a fresh process on fits saved once by this tree, best of
+``--repeat`` (CPU seconds of the child: user + system, ``resource.getrusage``); with
+``--compare-src DIR`` every command runs again with another source tree first on the path (the
+baseline, e.g. ``git archive main src | tar -x -C /tmp/main-tree``), and the ratio
+baseline / this tree is printed beside, with the load average. The first run of a tree
+compiles its numba kernels into that tree's cache (the best of two or more is warm).
+
 Run from the repository root::
 
     nice -n 10 python benchmarks/speed/bench_derived.py [--rate-grid] [--skip-swe]
+    nice -n 10 python benchmarks/speed/bench_derived.py --commands [--rate-grid] \
+        [--compare-src /tmp/main-tree/src] [--repeat 2]
 
 The numba kernel of the Beta-Binomial "tasks" curve is compiled once (cached on disk) before
 timing.
@@ -36,6 +47,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -119,12 +132,77 @@ def bench(label: str, data: eb.EvalData, model_name: str, ks: list[int]) -> None
     _line("report (HTML)", cpu, wall, load, base)
 
 
+CLI = "import sys; from evalbayes.cli import main; raise SystemExit(main(sys.argv[1:]))"
+
+
+def _command(args: list[str], src: Path) -> tuple[float, float]:
+    """(child CPU seconds, wall seconds) of ``evalbayes ARGS`` in a fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", CLI, *args], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(src)), check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"evalbayes {' '.join(args)} failed ({done.returncode}) with {src}: "
+                         f"{done.stderr[-2000:]}")
+    return ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall)
+
+
+def commands(rate_grid: bool, skip_swe: bool, compare_src: Path | None, repeat: int) -> None:
+    """Whole commands on saved fits, this tree against ``compare_src`` (module docstring)."""
+    swe = str(DATA / "swebench_verified_binary.csv")
+    tb = str(DATA / "terminal_bench_core011_counts.csv")
+    models = [("beta-binomial", ["--model", "beta-binomial"])]
+    if rate_grid:
+        models.append(("rate grid", []))
+    trees = [("this tree", ROOT / "src")] + ([("baseline", compare_src)] if compare_src else [])
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = []
+        for label, flags in models:
+            for name, data in (("SWE-bench Verified", swe), ("Terminal-Bench", tb)):
+                if skip_swe and name.startswith("SWE"):
+                    continue
+                fit = str(Path(tmp) / f"{name[:3]}_{label[:4]}.nc")
+                cpu, wall = _command(["fit", data, *flags, "-o", fit], ROOT / "src")
+                print(f"  fit {name}, {label:<14} {cpu:7.2f} s CPU {wall:7.2f} s wall   "
+                      f"load {os.getloadavg()[0]:5.2f}", flush=True)
+                if name.startswith("SWE"):
+                    jobs += [(f"summary {name}, {label}", ["summary", fit]),
+                             (f"compare {name}, {label}", ["compare", fit])]
+                else:
+                    jobs.append((f"report {name}, {label}",
+                                 ["report", fit, "-o", str(Path(tmp) / "report.html")]))
+        for label, args in jobs:
+            best = {}
+            for tree, src in trees:
+                runs = [_command(args, src) for _ in range(repeat)]
+                best[tree] = (min(r[0] for r in runs), min(r[1] for r in runs))
+            line = "  ".join(f"{tree} {cpu:6.2f} s CPU {wall:6.2f} s wall"
+                             for tree, (cpu, wall) in best.items())
+            ratio = (f"  baseline / this tree {best['baseline'][0] / best['this tree'][0]:5.2f}x"
+                     if "baseline" in best else "")
+            print(f"  {label:<42} {line}{ratio}   load {os.getloadavg()[0]:5.2f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate-grid", action="store_true",
                         help="also fit the default rate grid to Terminal-Bench (NUTS)")
     parser.add_argument("--skip-swe", action="store_true", help="leave out SWE-bench Verified")
+    parser.add_argument("--commands", action="store_true",
+                        help="time the whole commands (summary, compare, report) instead")
+    parser.add_argument("--compare-src", type=Path, default=None,
+                        help="with --commands: a baseline source tree timed beside this one")
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="with --commands: runs per command and tree (the best counts)")
     args = parser.parse_args()
+    if args.commands:
+        print(f"bench_derived --commands: load average {os.getloadavg()}, {os.cpu_count()} "
+              f"CPUs, best of {args.repeat}", flush=True)
+        commands(args.rate_grid, args.skip_swe, args.compare_src, args.repeat)
+        print(f"\nload average at the end {os.getloadavg()}")
+        return
     print(f"bench_derived: load average {os.getloadavg()}, {os.cpu_count()} CPUs", flush=True)
     # compile the Beta-Binomial curve kernel once (numba caches it on disk)
     warm = _load("terminal_bench_core011_counts.csv")

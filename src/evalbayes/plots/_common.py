@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import matplotlib as mpl
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.text import Text
@@ -43,8 +42,11 @@ def error_arms(center: Any, lower: Any, upper: Any) -> np.ndarray:
 
 
 def get_axes(ax: Axes | None, figsize: tuple[float, float] = (6.4, 4.2)) -> Axes:
-    """The given axes, or the axes of a new figure."""
+    """The given axes, or the axes of a new figure (pyplot's: imported here, not with the
+    module, so the report, which draws on figures of its own, does not pay for it)."""
     if ax is None:
+        import matplotlib.pyplot as plt
+
         _, ax = plt.subplots(figsize=figsize, layout="constrained")
     elif not isinstance(ax, Axes):
         raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")

@@ -4,9 +4,11 @@ Birnbaum 1968; :mod:`evalbayes.models.irt._items`). Other models get a pointer t
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import pandas as pd
 
-from evalbayes.models.irt._items import IRTPosterior
 from evalbayes.plots._items import FLAG_COLUMNS, plot_item_difficulty, plot_wright_map
 from evalbayes.report._context import ReportContext
 from evalbayes.report._document import Block, Callout, Code, Figure, Section, Table, paragraph
@@ -124,10 +126,18 @@ def _broken_blocks(ctx: ReportContext) -> tuple[Block, ...]:
     )
 
 
+def _is_irt(posterior: Any) -> bool:
+    """Whether ``posterior`` is an :class:`~evalbayes.models.irt._items.IRTPosterior`, without
+    importing the IRT models (numba, ~0.4 s) for the fits of other models: an IRT posterior
+    exists only once its module has been imported (by the fit or its loader)."""
+    module = sys.modules.get("evalbayes.models.irt._items")
+    return module is not None and isinstance(posterior, module.IRTPosterior)
+
+
 def items_section(ctx: ReportContext) -> Section:
     """Item analysis of an IRT fit, or a note saying how to get one."""
     posterior = ctx.posterior
-    if not isinstance(posterior, IRTPosterior):
+    if not _is_irt(posterior):
         return Section(
             "items",
             "Items",
