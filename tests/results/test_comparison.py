@@ -441,3 +441,50 @@ def test_summary_says_how_many_tasks_the_comparison_rests_on(tiny, tiny_partial)
     tasks = eb.compare(tiny_partial, k=1, estimand="tasks").summary()
     assert f"rests on {n_tasks} tasks shared by every pair" in tasks
     assert "about these tasks only" in tasks
+
+
+@pytest.mark.parametrize("kind", ["eti", "hdi"])
+def test_pair_stats_match_each_ordered_pair_computed_directly(kind):
+    """_pair_stats (equal-tailed: each unordered pair once, A - B read off B - A) against a
+    direct computation of every ordered pair with NumPy: counts exactly, means and bounds to
+    rounding; equal-tailed bounds exactly antisymmetric. Ties (rounded draws) included."""
+    from evalbayes.results._comparison import _pair_stats
+
+    def narrowest(x, prob):  # Hyndman (1996): the shortest window holding ceil(prob m) draws
+        x = np.sort(x)
+        width = int(np.ceil(prob * len(x)))
+        i = int(np.argmin(x[width:] - x[: len(x) - width]))
+        return x[i], x[i + width]
+
+    rng = np.random.default_rng(3)
+    values = np.round(rng.beta(2.0, 3.0, size=(2, 300, 5, 2)), 2)
+    values[:, :, 3] = values[:, :, 1]  # two systems equal in every draw
+    draws = xr.DataArray(values, dims=("chain", "draw", "system", "k"),
+                         coords={"system": list("abcde"), "k": [1.0, 4.0]})
+    got = _pair_stats(draws, 0.05, 0.9, kind)
+    flat = values.reshape(600, 5, 2)
+    for b in range(5):
+        for a in range(5):
+            cell = got.isel(system=b, baseline=a)
+            if a == b:
+                assert all(np.isnan(cell[name].values).all() for name in cell.data_vars)
+                continue
+            d = flat[:, b] - flat[:, a]
+            np.testing.assert_array_equal(cell["p_superior"].values, (d > 0).mean(axis=0))
+            np.testing.assert_array_equal(cell["p_tie"].values, (d == 0).mean(axis=0))
+            np.testing.assert_array_equal(cell["p_rope"].values,
+                                          (np.abs(d) < 0.05).mean(axis=0))
+            np.testing.assert_allclose(cell["diff_mean"].values, d.mean(axis=0),
+                                       rtol=0, atol=1e-15)
+            np.testing.assert_allclose(cell["expected_loss"].values,
+                                       np.maximum(-d, 0).mean(axis=0), rtol=0, atol=1e-15)
+            if kind == "eti":
+                bounds = np.quantile(d, [0.05, 0.95], axis=0)
+                back = got.isel(system=a, baseline=b)
+                assert np.array_equal(cell["diff_lower"].values, -back["diff_upper"].values)
+            else:
+                bounds = np.array([narrowest(d[:, j], 0.9) for j in range(2)]).T
+            np.testing.assert_allclose(cell["diff_lower"].values, bounds[0], rtol=0,
+                                       atol=1e-14)
+            np.testing.assert_allclose(cell["diff_upper"].values, bounds[1], rtol=0,
+                                       atol=1e-14)

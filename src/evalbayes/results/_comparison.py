@@ -106,6 +106,17 @@ def _pair_stats(
 
     Memory: one (chain, draw, system, k) difference array at a time, never the
     (chain, draw, system, system, k) cube.
+
+    With equal-tailed intervals each unordered pair is computed once, as B - A for the
+    baselines after B, and A - B is read off it: ``A - B = -(B - A)`` draw by draw (IEEE
+    negation is exact), so P(A > B) counts the draws with ``B - A < 0``, the tie and ROPE
+    shares and the mean (negated) are the same numbers, and the equal-tailed bounds of
+    ``A - B`` are minus the swapped bounds of ``B - A`` (the quantile at ``1 - q`` of
+    ``-x`` is minus the quantile at ``q`` of ``x``, to rounding: within 1e-14 of computing
+    them anew, and exactly antisymmetric). Half the quantiles, which are most of the time
+    (15,000 pairs x 4000 draws on SWE-bench Verified). Highest-density intervals are
+    computed for every ordered pair (a tie between equally narrow windows may break
+    differently for ``-x``).
     """
     values = draws.values
     unit = str(draws.dims[2])
@@ -113,21 +124,35 @@ def _pair_stats(
     n_chain, n_draw, n_sys, n_k = values.shape
     m = n_chain * n_draw
     out = {name: np.full((n_sys, n_sys, n_k), np.nan) for name in STAT_NAMES}
+    mirrored = kind == "eti"
     for i in range(n_sys):
-        diff = values[:, :, i : i + 1, :] - values  # axis 2 is the baseline
-        flat = diff.reshape(m, n_sys, n_k)
-        out["p_superior"][i] = np.count_nonzero(flat > 0, axis=0) / m
-        out["p_tie"][i] = np.count_nonzero(flat == 0, axis=0) / m
-        out["diff_mean"][i] = flat.mean(axis=0)
-        out["p_rope"][i] = np.count_nonzero(np.abs(flat) < rope, axis=0) / m
-        out["expected_loss"][i] = np.maximum(-flat, 0.0).mean(axis=0)
+        first = i + 1 if mirrored else 0
+        if first >= n_sys:
+            continue
+        cols = slice(first, None)  # the baselines computed here (axis 2 is the baseline)
+        diff = values[:, :, i : i + 1, :] - values[:, :, cols, :]
+        flat = diff.reshape(m, n_sys - first, n_k)
+        out["p_superior"][i, cols] = np.count_nonzero(flat > 0, axis=0) / m
+        out["p_tie"][i, cols] = np.count_nonzero(flat == 0, axis=0) / m
+        out["diff_mean"][i, cols] = flat.mean(axis=0)
+        out["p_rope"][i, cols] = np.count_nonzero(np.abs(flat) < rope, axis=0) / m
+        out["expected_loss"][i, cols] = np.maximum(-flat, 0.0).mean(axis=0)
         lower, upper = credible_interval(
             xr.DataArray(diff, dims=("chain", "draw", "baseline", "k")), ci_prob, kind
         )
-        out["diff_lower"][i] = lower.transpose("baseline", "k").values
-        out["diff_upper"][i] = upper.transpose("baseline", "k").values
-        for name in STAT_NAMES:
-            out[name][i, i] = np.nan
+        out["diff_lower"][i, cols] = lower.transpose("baseline", "k").values
+        out["diff_upper"][i, cols] = upper.transpose("baseline", "k").values
+        if mirrored:  # the pairs (A = i, B after it) as seen from B: A - B = -(B - A)
+            out["p_superior"][cols, i] = np.count_nonzero(flat < 0, axis=0) / m
+            out["p_tie"][cols, i] = out["p_tie"][i, cols]
+            out["diff_mean"][cols, i] = -out["diff_mean"][i, cols]
+            out["p_rope"][cols, i] = out["p_rope"][i, cols]
+            out["expected_loss"][cols, i] = np.maximum(flat, 0.0).mean(axis=0)
+            out["diff_lower"][cols, i] = -out["diff_upper"][i, cols]
+            out["diff_upper"][cols, i] = -out["diff_lower"][i, cols]
+    own = np.arange(n_sys)
+    for name in STAT_NAMES:
+        out[name][own, own] = np.nan  # a system against itself
     coords = {unit: systems, "baseline": systems.copy(), "k": draws["k"].values}
     return xr.Dataset(
         {name: ((unit, "baseline", "k"), arr) for name, arr in out.items()}, coords=coords
