@@ -213,12 +213,15 @@ class RateGridBase(Model):
         (``benchmarks/validity/README.md``, SWE-bench Verified, MBPP+, OpenCompass and
         CRUXEval, 10 tasks, 7,920 pairs) ``P(B > A)`` had ECE 0.020 and 2.5x the expected
         wrong sign at ``P > 0.975``, single-system coverage 0.924. ``1.25`` makes the mean's
-        prior uniform to within 0.01 at every decile (4 % below 0.05) and gave ECE 0.006,
-        wrong sign 1.2x expected, single-system coverage 0.949, 10 of 10 solved
-        ``[0.71, 0.99]``. With many trials per task the data do show the shape, and there
-        ``1.25``'s flatter shape prior pulls the population estimand toward a flat logit
-        grid (MATH500, 10 tasks x 16-64 trials, population pass@k coverage 0.72-0.89 against
-        0.86-1.00 at ``3``), so repeated trials keep ``3``.
+        prior uniform to within 0.01 at every decile (4 % below 0.05); 10 of 10 solved then
+        gives ``[0.71, 0.99]``, and this default on the same protocol (15,840 pairs at 10
+        tasks, two sets of draws) gave ECE 0.012 (0.008 and 0.017 on the two sets), wrong
+        sign 1.3x expected, single-system coverage 0.944, pair coverage 0.96-0.97 at 10-100
+        tasks at 1.04-1.16x the paired bootstrap's width. With many trials per task the
+        data do show the shape, and there ``1.25``'s flatter shape prior pulls the
+        population estimand toward a flat logit grid (MATH500, 10 tasks x 16-64 trials,
+        population pass@k coverage 0.72-0.89 against 0.86-1.00 at ``3``), so repeated trials
+        keep ``3``.
 
         Mixed designs (some tasks with one trial, some with more) take ``3``. Tasks with
         two trials or more are the only evidence on the spread of the rates, and where there
