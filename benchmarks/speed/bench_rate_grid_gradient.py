@@ -65,8 +65,8 @@ def main(argv=None) -> int:
     dense_ll = np.maximum(dense_ll - dense_ll.max(axis=1, keepdims=True), -1e10)
     pruned = model.build(inputs)
     with pm.Model() as dense:
-        coef = pm.Normal("coef", 0.0, model.coef_prior, shape=(inputs.shape_key[0],
-                                                                   model.basis.shape[1]))
+        sds = model.system_coef_prior(data.n.values)[:, None]  # the pruned graph's prior
+        coef = pm.Normal("coef", 0.0, sds, shape=(inputs.shape_key[0], model.basis.shape[1]))
         logits = pt.dot(coef, model.basis.T)
         log_g = logits - pt.logsumexp(logits, axis=1, keepdims=True)
         ll = pt.logsumexp(dense_ll + log_g[rows[:, 0]], axis=1)

@@ -65,12 +65,22 @@ def test_settings_and_config():
     assert model_from_config(config) == RateGridModel(broken=True, broken_prior=(2.0, 5.0))
 
 
-def test_graph_log_density_is_the_task_mixture():
+def _one_trial_b() -> EvalData:
+    """:func:`_data` with B run once on every task (coef_prior="auto": A 3, B 1.25)."""
+    n = np.array([[16, 16, 16, 0, 4], [1, 1, 1, 1, 1]])
+    c = np.array([[0, 3, 0, 0, 0], [1, 0, 0, 1, 0]])
+    return EvalData.from_arrays(n, c, systems=["A", "B"], tasks=list("vwxyz"))
+
+
+@pytest.mark.parametrize(("make_data", "sds"), [(_data, (3.0, 3.0)),
+                                                (_one_trial_b, (3.0, 1.25))])
+def test_graph_log_density_is_the_task_mixture(make_data, sds):
     """The compiled log density (no Jacobian) equals the NumPy task mixture plus the Normal
-    and Beta log priors up to one constant: compare two points with different ``pi0``."""
+    (each system's sd under coef_prior="auto") and Beta log priors up to one constant:
+    compare two points with different ``pi0``."""
     pytest.importorskip("pymc")
     model = _model()
-    data = _data()
+    data = make_data()
     pm_model = model.build(model.inputs(data))
     logp = pm_model.compile_logp(jacobian=False)
     rng = np.random.default_rng(4)
@@ -88,7 +98,7 @@ def test_graph_log_density_is_the_task_mixture():
             zero = all(c == 0 for _, _, c in cells)
             by_hand += math.log(solvable + (pi0 if zero else 0.0))
         assert math.isclose(task_ll, by_hand, rel_tol=1e-10)
-        prior = stats.norm(0, model.coef_prior).logpdf(coef).sum() + stats.beta(
+        prior = stats.norm(0, np.array(sds)[:, None]).logpdf(coef).sum() + stats.beta(
             *model.broken_prior).logpdf(pi0)
         point = {"coef": coef, "pi0_logodds__": logit(pi0)}
         values.append((logp(point), task_ll + prior))

@@ -4,6 +4,7 @@ SBC (slow)."""
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 
@@ -309,7 +310,7 @@ def test_graph_log_density_matches_numpy():
         coef = rng.normal(0, 1.5, (2, model.basis.shape[1]))
         post = _posterior(coef[None, None], ["A", "B"])
         ll = model.cell_log_likelihood(post, data, s_idx, t_idx).sum()
-        prior = stats.norm(0, model.coef_prior).logpdf(coef).sum()
+        prior = stats.norm(0, 3.0).logpdf(coef).sum()  # repeated trials: sd 3
         values.append((logp({"coef": coef}), ll + prior))
     (g0, n0), (g1, n1) = values
     assert math.isclose(g1 - g0, n1 - n0, rel_tol=1e-9, abs_tol=1e-8)
@@ -339,7 +340,7 @@ def test_pruned_graph_matches_the_full_sum_with_many_trials():
         coef = rng.normal(0, scale, (3, model.basis.shape[1]))
         post = _posterior(coef[None, None], list(data.dataset["system"].values))
         ll = model.cell_log_likelihood(post, data, s_idx, t_idx).sum()
-        prior = stats.norm(0, model.coef_prior).logpdf(coef).sum()
+        prior = stats.norm(0, 3.0).logpdf(coef).sum()  # repeated trials: sd 3
         values.append(logp({"coef": coef}) - (ll + prior))
     assert np.ptp(values) < 1e-8
 
@@ -525,27 +526,150 @@ def test_rate_draws_pick_the_node_of_a_direct_count_below_the_uniform():
             assert np.mean(grid[node] != got[:, :, s, t]) < 1e-3, (s, t)
 
 
-def test_ten_single_trial_tasks_all_solved_are_no_surer_than_wilson_at_coef_prior_1_25():
-    """Issue 27 (SWE-bench Verified at 10 tasks, one trial each): with coef_prior = 1.25 (the
-    implied prior of the mean rate about uniform) a system that solved all 10 gets a
-    population pass@1 interval no narrower than Wilson's score interval, computed here from
-    its closed form (10 / (10 + z^2) at x = n), and one that solved none likewise (upper end
-    at least z^2 / (10 + z^2)). The default coef_prior = 3 does not ([0.84, 1];
-    benchmarks/validity/README.md says why it stays the default)."""
+def test_ten_single_trial_tasks_all_solved_are_no_surer_than_wilson_by_default():
+    """Issue 27 (SWE-bench Verified at 10 tasks, one trial each): with the default
+    coef_prior="auto" (1.25 for these one-trial systems: the implied prior of the mean rate
+    about uniform) a system that solved all 10 gets a population pass@1 interval no narrower
+    than Wilson's score interval (statsmodels), reaching at least as low, and one that solved
+    none reaches at least Wilson's upper end. coef_prior = 3 gave [0.84, 1]."""
+    from statsmodels.stats.proportion import proportion_confint
+
     n = np.ones((2, 10), dtype=int)
     c = np.zeros((2, 10), dtype=int)
     c[0] = 1
     data = EvalData.from_arrays(n, c, systems=["all", "none"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        post = RateGridModel(coef_prior=1.25).fit(data, draws=1000, tune=1000, chains=2,
-                                                   seed=0)
+        post = RateGridModel().fit(data, draws=2000, chains=4, seed=0)
     draws = post.pass_at_k(1, estimand="population").sel(k=1)
-    z2 = stats.norm.ppf(0.975) ** 2
-    lo_all = np.quantile(draws.sel(system="all").values.ravel(), 0.025)
+    lo_all, hi_all = np.quantile(draws.sel(system="all").values.ravel(), [0.025, 0.975])
     hi_none = np.quantile(draws.sel(system="none").values.ravel(), 0.975)
-    assert lo_all <= 10 / (10 + z2)  # Wilson's lower end, 0.722
-    assert hi_none >= z2 / (10 + z2)  # Wilson's upper end, 0.278
+    wilson_lo, wilson_hi = proportion_confint(10, 10, alpha=0.05, method="wilson")
+    assert wilson_lo == pytest.approx(10 / (10 + stats.norm.ppf(0.975) ** 2))  # 0.722
+    assert lo_all <= wilson_lo
+    assert hi_all - lo_all >= wilson_hi - wilson_lo
+    assert hi_none >= proportion_confint(0, 10, alpha=0.05, method="wilson")[1]  # 0.278
+
+
+# ---------------------------------------------------------------- coef_prior="auto" (issue 27)
+def _mixed_design() -> EvalData:
+    """System "one": one trial on every observed task (a missing cell too); "many": four
+    trials; "mixed": one trial on most tasks, two on one."""
+    n = np.array([[1, 1, 1, 0, 1, 1], [4, 4, 4, 4, 4, 4], [1, 1, 2, 1, 1, 1]])
+    c = np.array([[1, 0, 1, 0, 1, 1], [0, 1, 4, 2, 3, 4], [0, 1, 1, 1, 0, 1]])
+    return EvalData.from_arrays(n, c, systems=["one", "many", "mixed"], tasks=list("abcdef"))
+
+
+def test_auto_coef_prior_is_1_25_only_where_every_task_has_one_trial():
+    data = _mixed_design()
+    assert RateGridModel().coef_prior == "auto"
+    assert RateGridModel().system_coef_prior(data.n.values).tolist() == [1.25, 3.0, 3.0]
+    assert RateGridModel(coef_prior=2).system_coef_prior(data.n.values).tolist() == [2.0] * 3
+
+
+@pytest.mark.parametrize("value", ["auto", 1.25, 3.0])
+def test_coef_prior_config_round_trip(value):
+    model = RateGridModel(coef_prior=value)
+    config = model.to_config()
+    assert config["coef_prior"] == value
+    assert model_from_config(config) == model
+    assert model_from_config(json.loads(json.dumps(config))) == model
+
+
+def test_coef_prior_other_strings_raise():
+    with pytest.raises(ValueError, match="coef_prior"):
+        RateGridModel(coef_prior="flat")
+
+
+def test_implied_prior_of_a_one_trial_systems_mean_rate_is_uniform():
+    """The prior of a system's mean rate ``sum_j g_s(p_j) p_j`` (prior draws of the fit's
+    coefficients) against the uniform's deciles: within 0.01 for the one-trial system, and
+    still U-shaped (about a quarter below 0.05) for the repeated-trial ones (sd 3); the
+    prior predictive check of the same model gives the same split."""
+    data = _mixed_design()
+    model = RateGridModel()
+    prior = model.prior_draws(data, draws=200_000, seed=0)
+    mean = np.exp(model.log_weights(prior)) @ model.rates_grid  # (1, draw, system)
+    deciles = np.arange(1, 10) / 10
+    one = np.quantile(mean[0, :, 0], deciles)
+    assert np.abs(one - stats.uniform.ppf(deciles)).max() < 0.01
+    for s in (1, 2):
+        assert 0.2 < np.mean(mean[0, :, s] < 0.05) < 0.3
+    table = model.prior_predictive(data, k=[1], draws=20_000, seed=1).table.set_index("system")
+    assert table.loc["one", "below 0.05"] == pytest.approx(0.04, abs=0.01)
+    assert table.loc["many", "below 0.05"] > 0.2 and table.loc["mixed", "below 0.05"] > 0.2
+
+
+def test_simulated_prior_takes_the_design_s_sd():
+    model = RateGridModel()
+    width = model.basis.shape[1]
+    for trials, sd in ((1, 1.25), (4, 3.0)):
+        _, truth = model.simulate_prior(systems=2, tasks=5, trials=trials, seed=3)
+        reference = np.random.default_rng(3).normal(0.0, sd, (2, width))
+        np.testing.assert_allclose(truth["coef"], reference, rtol=1e-15)
+
+
+def test_smc_draws_of_each_system_are_those_of_its_own_sd():
+    """SMC streams are keyed by the system's label: under "auto" the repeated-trial systems'
+    draws are exactly those of coef_prior = 3 with the same seed, and the one-trial system's
+    those of coef_prior = 1.25."""
+    data = _mixed_design()
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for value in ("auto", 3.0, 1.25):
+            post = RateGridModel(coef_prior=value).fit(data, chains=2, draws=200, seed=4,
+                                                       check=False)
+            fits[value] = post.posterior["coef"]
+    auto = fits["auto"]
+    assert np.array_equal(auto.sel(system=["many", "mixed"]).values,
+                          fits[3.0].sel(system=["many", "mixed"]).values)
+    assert np.array_equal(auto.sel(system="one").values, fits[1.25].sel(system="one").values)
+    assert not np.array_equal(auto.sel(system="one").values, fits[3.0].sel(system="one").values)
+
+
+def test_many_trial_posterior_is_unchanged_from_coef_prior_3():
+    """A fit where every system has repeated trials: the default's posterior is exactly that
+    of coef_prior = 3 with the same seed (SMC), and the NUTS graph is the same graph (its log
+    density equal at random points)."""
+    n = np.full((2, 8), 4)
+    c = np.array([[0, 0, 1, 2, 4, 4, 3, 0], [4, 4, 4, 3, 4, 2, 4, 4]])
+    data = EvalData.from_arrays(n, c, systems=["weak", "strong"])
+    posts = [RateGridModel(coef_prior=value).fit(data, chains=2, draws=300, seed=7,
+                                                 check=False) for value in ("auto", 3.0)]
+    assert np.array_equal(posts[0].posterior["coef"].values, posts[1].posterior["coef"].values)
+    pytest.importorskip("pymc")
+    inputs = [RateGridModel(coef_prior=value).inputs(data) for value in ("auto", 3.0)]
+    assert inputs[0].shape_key == inputs[1].shape_key and "coef_sd" not in inputs[0].values
+    logps = [RateGridModel().build(inputs[0]).compile_logp(),
+             RateGridModel(coef_prior=3.0).build(inputs[1]).compile_logp()]
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        point = {"coef": rng.normal(0, 3, (2, RateGridModel().basis.shape[1]))}
+        assert logps[0](point) == logps[1](point)
+
+
+def test_graph_log_density_takes_each_system_s_sd():
+    """NUTS path with systems of both kinds: the compiled log density equals the NumPy
+    likelihood plus Normal(0, 1.25) on the one-trial system's coefficients and Normal(0, 3)
+    on the others' (scipy), up to one constant."""
+    pytest.importorskip("pymc")
+    model = RateGridModel(degree=3, grid_nodes=21, grid_limit=10.0)
+    data = _mixed_design()
+    inputs = model.inputs(data)
+    assert inputs.values["coef_sd"].tolist() == [1.25, 3.0, 3.0]
+    logp = model.build(inputs).compile_logp()
+    s_idx, t_idx = np.nonzero(data.n.values > 0)
+    sds = np.array([[1.25], [3.0], [3.0]])
+    rng = np.random.default_rng(6)
+    values = []
+    for _ in range(3):
+        coef = rng.normal(0, 2.0, (3, model.basis.shape[1]))
+        post = _posterior(coef[None, None], ["one", "many", "mixed"])
+        ll = model.cell_log_likelihood(post, data, s_idx, t_idx).sum()
+        values.append(logp({"coef": coef}) - ll - stats.norm(0, sds).logpdf(coef).sum())
+    assert np.ptp(values) < 1e-8
+
 
 
 @pytest.mark.parametrize("shape", [(3, 5, 59), (2, 7), (4, 1), (1000, 61)])

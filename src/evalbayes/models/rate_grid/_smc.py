@@ -1,7 +1,8 @@
 """Tempered sequential Monte Carlo for the rate grid, one small run per system.
 
 Without broken tasks the rate grid's systems share no parameter: the posterior is the
-product over systems of ``p(coef_s | data_s) propto L_s(coef_s) N(coef_s | 0, prior_sd^2 I)``,
+product over systems of ``p(coef_s | data_s) propto L_s(coef_s) N(coef_s | 0, sd_s^2 I)``
+(``sd_s`` the system's prior sd),
 each a 13-dimensional density (by default) whose likelihood is a sum over the system's
 distinct ``(n, c)`` rows. Each factor is sampled alone by an adaptive tempered SMC sampler
 (P. Del Moral, A. Doucet and A. Jasra, "Sequential Monte Carlo samplers", *JRSS B* 68, 2006,
@@ -238,13 +239,13 @@ def smc_system(rows: SystemRows, basis: np.ndarray, prior_sd: float, chains: int
     return SystemFit(x, stages, extra, evaluations, log_marginal, passed)
 
 
-def smc_systems(items: Sequence[tuple[SystemRows, object]], basis: np.ndarray,
-                prior_sd: float, chains: int, draws: int, seed: int,
+def smc_systems(items: Sequence[tuple[SystemRows, object, float]], basis: np.ndarray,
+                chains: int, draws: int, seed: int,
                 settings: SMCSettings = SMCSettings()) -> list[SystemFit]:
-    """:func:`smc_system` for each ``(rows, label)`` in turn, each with its own stream
-    (:func:`system_seed`): one Dask task of :func:`smc_posterior`'s map."""
+    """:func:`smc_system` for each ``(rows, label, prior_sd)`` in turn, each with its own
+    stream (:func:`system_seed`): one Dask task of :func:`smc_posterior`'s map."""
     return [smc_system(rows, basis, prior_sd, chains, draws, system_seed(seed, label), settings)
-            for rows, label in items]
+            for rows, label, prior_sd in items]
 
 
 #: Dask tasks per worker thread: enough that a slow chunk does not leave the others idle at
@@ -252,7 +253,7 @@ def smc_systems(items: Sequence[tuple[SystemRows, object]], basis: np.ndarray,
 _CHUNKS_PER_THREAD = 4
 
 
-def _fits_on_dask(items: list[tuple[SystemRows, object]], basis: np.ndarray, prior_sd: float,
+def _fits_on_dask(items: list[tuple[SystemRows, object, float]], basis: np.ndarray,
                   chains: int, draws: int, seed: int, settings: SMCSettings, client: Any,
                   n_workers: int | None) -> Generator[SystemFit, None, None]:
     """The systems' fits in order, computed in chunks of consecutive systems on a Dask cluster
@@ -264,7 +265,7 @@ def _fits_on_dask(items: list[tuple[SystemRows, object]], basis: np.ndarray, pri
         n_chunks = min(len(items), _CHUNKS_PER_THREAD * threads)
         bounds = np.linspace(0, len(items), n_chunks + 1).round().astype(int)
         futures = [
-            dask.submit(smc_systems, items[lo:hi], basis, prior_sd, chains, draws, seed,
+            dask.submit(smc_systems, items[lo:hi], basis, chains, draws, seed,
                         settings, pure=False)
             for lo, hi in itertools.pairwise(bounds)
         ]
@@ -274,28 +275,32 @@ def _fits_on_dask(items: list[tuple[SystemRows, object]], basis: np.ndarray, pri
 
 
 def smc_posterior(rows: Sequence[SystemRows], labels: Sequence[object], basis: np.ndarray,
-                  prior_sd: float, chains: int, draws: int, seed: int,
-                  settings: SMCSettings = SMCSettings(), client: Any = None,
+                  prior_sd: float | Sequence[float] | np.ndarray, chains: int, draws: int,
+                  seed: int, settings: SMCSettings = SMCSettings(), client: Any = None,
                   n_workers: int | None = None) -> dict[str, xr.Dataset]:
     """Every system's SMC run: ``posterior`` (``coef``, dims chain, draw, system, term) and
     ``sample_stats`` (per system: ``smc_stages``, ``smc_extra_rounds``,
     ``smc_likelihood_evaluations``, ``log_marginal_likelihood``, ``smc_passed``).
 
-    The systems run on a thread pool in this process, or, given ``client`` or ``n_workers``,
-    in chunks on a Dask cluster (:class:`~evalbayes.inference.SamplerConfig`); each system's
-    draws are the same either way (its stream is keyed by its label)."""
-    def run(item: tuple[SystemRows, object]) -> SystemFit:
-        return smc_system(item[0], basis, prior_sd, chains, draws, system_seed(seed, item[1]),
+    ``prior_sd`` is one prior sd for every system or one per system (the rate grid's
+    ``coef_prior="auto"`` picks it from each system's trials per task); a system's draws
+    depend on its own sd only. The systems run on a thread pool in this process, or, given
+    ``client`` or ``n_workers``, in chunks on a Dask cluster
+    (:class:`~evalbayes.inference.SamplerConfig`); each system's draws are the same either
+    way (its stream is keyed by its label)."""
+    def run(item: tuple[SystemRows, object, float]) -> SystemFit:
+        return smc_system(item[0], basis, item[2], chains, draws, system_seed(seed, item[1]),
                           settings)
 
-    items = list(zip(rows, labels, strict=True))
+    sds = np.broadcast_to(np.asarray(prior_sd, dtype=float), (len(rows),))
+    items = [(r, label, float(sd)) for r, label, sd in zip(rows, labels, sds, strict=True)]
     basis = np.ascontiguousarray(basis, dtype=float)
     coef = np.empty((chains, draws, len(items), basis.shape[1]))
     stats: dict[str, list[Any]] = {name: [] for name in _STATS}
     with ExitStack() as stack:
         if client is not None or n_workers is not None:
             fits: Iterator[SystemFit] = stack.enter_context(closing(_fits_on_dask(
-                items, basis, prior_sd, chains, draws, seed, settings, client, n_workers)))
+                items, basis, chains, draws, seed, settings, client, n_workers)))
         elif min(len(items), os.cpu_count() or 1) > 1:
             # the kernels release the GIL; each system's numbers are its own
             pool = stack.enter_context(ThreadPoolExecutor(min(len(items), os.cpu_count() or 1)))
