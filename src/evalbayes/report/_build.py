@@ -248,9 +248,10 @@ def write_report(
         raise ValueError("sampler settings apply to a fit made here; the fit given has its own")
     fitted_here = fit is None
     if scores:
-        fit = _score_fit(data, fit, model, draws, seed, sampler)
-        return _render(build_score_report(fit, protocol, fitted_here=fitted_here), output,
-                       markdown)
+        score_fit = _score_fit(data, fit, model, draws, seed, sampler)
+        return _render(build_score_report(score_fit, protocol, fitted_here=fitted_here),
+                       output, markdown)
+    assert isinstance(data, EvalData) and not isinstance(fit, ScorePosterior)  # for mypy
     if fit is None:
         if model is None:
             from evalbayes.models import default_model
