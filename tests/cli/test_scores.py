@@ -64,7 +64,7 @@ def test_fit_ordinal_from_a_table(ratings, tmp_path, capsys):
     assert code == 0, err
     assert "mean score" in out and "P(score >= 10)" in out
     tree = xr.open_datatree(out_path)
-    assert tree.attrs["format"] == "evalbayes-scores/1"
+    assert tree.attrs["format"] == "evalbayes-scores/2"
     assert set(tree["posterior"].to_dataset().data_vars) >= {"cutpoints", "system_effect",
                                                               "grader_effect"}
     assert tree["observed_data"].to_dataset().sizes["row"] == 32
