@@ -3,6 +3,12 @@
 Design: 3 systems x 12 tasks x 2 graders, one score per (system, task, grader) (72 scores).
 ``ordinal``: a 0..4 scale (four cut points); ``partial-credit``: scores in (0, 1) (no exact 0
 or 1 is simulated, so the zero-one inflation is absent from both the simulation and the fit).
+A Beta draw with a tiny shape parameter can underflow to exactly 0 or 1 in float64 (or lie
+within 1e-9 of it); such a replicate is rejected and the next prior draw used (``--edge
+reject``, the default): rejecting on the data alone leaves each kept replicate's posterior
+p(theta | y) unchanged, so the ranks stay uniform. ``--edge clip`` instead clips the scores
+into [1e-9, 1 - 1e-9], which changes the likelihood of the clipped replicates (kept as the
+record of why the default rejects: ``results/sbc_partial_credit_clipped.txt``).
 Each replicate draws every parameter from the model's own prior (``ScoreModel.prior_sample``,
 the NumPy prior that the prior predictive check uses), simulates the scores from the model's
 likelihood, refits with the package's default sampler, and records, per quantity (the cut
@@ -36,8 +42,8 @@ from evalbayes.models import get_model
 
 OUT = Path(__file__).resolve().parent / "results"
 SYSTEMS, TASKS, GRADERS, TOP = 3, 12, 2, 4
-#: simulated partial-credit scores are kept inside (0, 1) by this margin (a Beta draw can
-#: round to exactly 0 or 1 in float64 when mu * phi is tiny); the count is printed
+#: simulated partial-credit scores within this margin of 0 or 1 (a Beta draw can round to
+#: exactly 0 or 1 in float64 when mu * phi is tiny) reject the replicate (or are clipped)
 EDGE = 1e-9
 
 
@@ -63,6 +69,8 @@ def eta_of(truth: dict[str, np.ndarray]) -> np.ndarray:
 
 def simulate(kind: str, truth: dict[str, np.ndarray], rng: np.random.Generator
              ) -> tuple[np.ndarray, int]:
+    """Scores from the likelihood, and how many lie within :data:`EDGE` of 0 or 1 (clipped
+    into [EDGE, 1 - EDGE])."""
     eta = eta_of(truth)
     if kind == "ordinal":
         above = expit(eta[:, None] - truth["cutpoints"][None, :])  # P(y >= k), k = 1..K
@@ -90,19 +98,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--draws", type=int, default=400, help="per chain (and as many tune)")
     parser.add_argument("--thin", type=int, default=8)
+    parser.add_argument("--edge", choices=("reject", "clip"), default="reject",
+                        help="partial credit: a replicate with a score within 1e-9 of 0 or 1")
+    parser.add_argument("--out", default=None, help="file stem in results/ (default "
+                        "sbc_<model>)")
     args = parser.parse_args(argv)
     model = get_model(args.model)
     kind = "ordinal" if args.model == "ordinal" else "continuous"
     template = design(np.full(SYSTEMS * TASKS * GRADERS, 1.0 if kind == "ordinal" else 0.5),
                       kind)
     rng = np.random.default_rng([args.seed, 25])
-    prior = model.prior_sample(template, args.reps, rng)
+    pool = args.reps * 4  # prior draws to take replicates from (rejections use up some)
+    prior = model.prior_sample(template, pool, rng)
     names = quantities(kind)
-    records, clipped_total = [], 0
+    records, clipped_total, rejected, next_draw = [], 0, 0, 0
     start, cpu0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     for r in range(args.reps):
-        truth = {name: value[r] for name, (_dims, value) in prior.items()}
-        scores, clipped = simulate(kind, truth, rng)
+        while True:
+            if next_draw == pool:
+                raise SystemExit(f"more than {pool - args.reps} rejected replicates")
+            truth = {name: value[next_draw] for name, (_dims, value) in prior.items()}
+            next_draw += 1
+            scores, clipped = simulate(kind, truth, rng)
+            if clipped and args.edge == "reject":
+                rejected += 1
+                continue
+            break
         clipped_total += clipped
         data = design(scores, kind)
         with warnings.catch_warnings():
@@ -128,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     frame = pd.DataFrame(records)
     OUT.mkdir(exist_ok=True)
-    stem = f"sbc_{args.model.replace('-', '_')}"
+    stem = args.out or f"sbc_{args.model.replace('-', '_')}"
     frame.to_csv(OUT / f"{stem}.csv", index=False)
     rows_out = []
     for name, group in frame.groupby("quantity", sort=False):
@@ -141,8 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     print(summary.round(3).to_string(index=False))
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     print(f"{args.model}: fits {len(fits)}, R-hat > 1.01 in {(fits['rhat_max'] > 1.01).sum()}, "
-          f"with divergences {(fits['divergences'] > 0).sum()}; scores clipped to (0, 1): "
-          f"{clipped_total}; {time.perf_counter() - start:.0f} s wall, {cpu:.0f} s CPU, "
+          f"with divergences {(fits['divergences'] > 0).sum()}; replicates rejected for a "
+          f"score within {EDGE:g} of 0 or 1: {rejected}; scores clipped: {clipped_total}; "
+          f"{time.perf_counter() - start:.0f} s wall, {cpu:.0f} s CPU, "
           f"load {os.getloadavg()}")
     return 0
 
