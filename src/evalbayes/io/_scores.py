@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-if TYPE_CHECKING:  # pragma: no cover
-    import xarray as xr
-
 from evalbayes.data import DataError
 from evalbayes.io._common import check_labels
 from evalbayes.io._tables import line_of, read_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
 
 __all__ = ["ScoreData", "read_scores", "scores_from_inspect"]
 
