@@ -209,12 +209,18 @@ def compare_scores(args: argparse.Namespace, posterior: Any, systems: list[str] 
                  f"{args.ci_prob:.0%} interval"]
         for frame in frames:
             mean = frame.iloc[0]
-            rest = frame.iloc[1:]["P(candidate > baseline)"]
-            lines.append(
-                f"{mean['candidate']} vs {mean['baseline']}: P(B > A) of the mean score "
-                f"{fmt_p(mean['P(candidate > baseline)'])}, B - A "
-                f"{fmt_signed(mean['difference'])} "
-                f"{fmt_signed_interval(mean['lower'], mean['upper'])}; of P(score >= t) "
-                f"{fmt_p(rest.min())} to {fmt_p(rest.max())} over {len(rest)} thresholds")
+            rows = frame.iloc[1:]
+            tied = rows["P(tie)"] == 1  # equal in every draw (both 0): no P(B > A) to give
+            rest = rows.loc[~tied, "P(candidate > baseline)"]
+            line = (f"{mean['candidate']} vs {mean['baseline']}: P(B > A) of the mean score "
+                    f"{fmt_p(mean['P(candidate > baseline)'])}, B - A "
+                    f"{fmt_signed(mean['difference'])} "
+                    f"{fmt_signed_interval(mean['lower'], mean['upper'])}")
+            if len(rest):
+                line += (f"; of P(score >= t) {fmt_p(rest.min())} to {fmt_p(rest.max())} over "
+                         f"{len(rest)} thresholds")
+            if tied.any():
+                line += f"; tied in every draw at {', '.join(rows.loc[tied, 'quantity'])}"
+            lines.append(line)
         write_text("\n".join(lines) + "\n", None)
     emit(table, output, args.output)

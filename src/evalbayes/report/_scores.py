@@ -168,9 +168,10 @@ def _pairs_section(posterior: ScorePosterior) -> Section:
                           fmt_signed(first["difference"]),
                           fmt_signed_interval(first["lower"], first["upper"]),
                           fmt_p(first["P(candidate > baseline)"])])
-        by = frame.set_index("quantity")["P(candidate > baseline)"]
+        by = frame.set_index("quantity")
         p_rows.append([f"{first['candidate']} vs {first['baseline']}",
-                       *[fmt_p(by[q]) for q in chosen]])
+                       *["tie" if by.loc[q, "P(tie)"] == 1 else
+                         fmt_p(by.loc[q, "P(candidate > baseline)"]) for q in chosen]])
     blocks: list[Block] = [
         paragraph(
             "Each pair: candidate B against baseline A, from the same posterior draws (paired "
@@ -182,7 +183,8 @@ def _pairs_section(posterior: ScorePosterior) -> Section:
                     mean_rows, caption="The mean score",
                     numeric=[False, False, True, True, True]),
         Table.build("score-pairs-exceedance", ["B vs A", *chosen], p_rows,
-                    caption="P(B > A) of P(score >= t) at each threshold",
+                    caption=("P(B > A) of P(score >= t) at each threshold ('tie': equal in "
+                             "every draw, e.g. both 0)"),
                     numeric=[False] + [True] * len(chosen)),
     ]
     total = len(systems) * (len(systems) - 1) // 2

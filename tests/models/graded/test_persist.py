@@ -68,6 +68,7 @@ def test_loaded_comparison_matches_the_files_own_draws(saved):
     row = table.set_index("quantity").loc["mean score"]
     assert row["P(candidate > baseline)"] == pytest.approx(float(np.mean(mean_diff > 0)))
     assert row["difference"] == pytest.approx(float(mean_diff.mean()))
+    assert row["P(tie)"] == float(np.mean(mean_diff == 0))
     for k in (1, 3):
         diff = reference[:, :, 2, k - 1] - reference[:, :, 0, k - 1]
         row = table.set_index("quantity").loc[f"P(score >= {k})"]

@@ -140,8 +140,10 @@ class ScorePosterior:
                 estimand: str | None = None, ci_prob: float = 0.95) -> pd.DataFrame:
         """``candidate`` against ``baseline``: per quantity (the mean score, each ``P(score >=
         t)``), the posterior mean of the difference (candidate minus baseline), its
-        ``ci_prob`` interval and ``P(candidate > baseline)``, from the same draws (paired
-        through the shared parameters: cut points, task and grader effects)."""
+        ``ci_prob`` interval, ``P(candidate > baseline)`` and ``P(tie)``, the share of draws
+        with no difference at all (1 for ``P(score >= 1)`` of partial credit when no score is
+        exactly 1: both are 0), from the same draws (paired through the shared parameters:
+        cut points, task and grader effects)."""
         ci_prob = check_ci_prob(ci_prob)
         for role, system in (("baseline", baseline), ("candidate", candidate)):
             if system not in self.data.systems:
@@ -159,7 +161,8 @@ class ScorePosterior:
             low, high = credible_interval(diff, ci_prob)
             rows.append({"quantity": label, "baseline": baseline, "candidate": candidate,
                          "difference": float(diff.mean()), "lower": float(low),
-                         "upper": float(high), "P(candidate > baseline)": float((diff > 0).mean())})
+                         "upper": float(high), "P(candidate > baseline)": float((diff > 0).mean()),
+                         "P(tie)": float((diff == 0).mean())})
         return pd.DataFrame(rows)
 
     def parameters(self, ci_prob: float = 0.95) -> pd.DataFrame:
