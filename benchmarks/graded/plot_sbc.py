@@ -17,7 +17,8 @@ import pandas as pd
 from scipy import stats
 
 RESULTS = Path(__file__).resolve().parent / "results"
-RUNS = (("ordinal", "sbc_ordinal.csv"), ("partial-credit", "sbc_partial_credit.csv"))
+RUNS = (("ordinal 2x400", "sbc_ordinal.csv"), ("ordinal 2x1000", "sbc_ordinal_long.csv"),
+        ("partial-credit 2x400", "sbc_partial_credit.csv"))
 
 
 def main() -> int:
