@@ -1,4 +1,6 @@
-"""Restoring saved fits: ``load(path)`` checks a file's fingerprints and rebuilds its model.
+"""Restoring saved fits: ``load(path)`` checks a file's fingerprints and rebuilds its model
+and result: a c-of-n :class:`~evalbayes.results.Posterior` or a graded-score
+:class:`~evalbayes.models.graded.ScorePosterior`, by the file's ``format`` (:data:`FORMATS`).
 
 Above the models in the layering (it looks the model up in the registry); the writing half is
 :meth:`evalbayes.results.Posterior.save`.
@@ -7,7 +9,7 @@ Above the models in the layering (it looks the model up in the registry); the wr
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +22,12 @@ from evalbayes.inference import SamplerConfig
 from evalbayes.io._json import loads
 from evalbayes.io._sources import check_regular, missing_path_message
 from evalbayes.models import model_from_config
+from evalbayes.models.graded import ScoreModel, ScorePosterior
+from evalbayes.models.graded._posterior import SCORE_FIT_FORMAT
 from evalbayes.results._fingerprint import fit_fingerprint, mismatches
 from evalbayes.results._posterior import FIT_FORMAT, Posterior
 
-__all__ = ["load"]
+__all__ = ["FORMATS", "load"]
 
 
 def _restore_strings(ds: xr.Dataset) -> xr.Dataset:
@@ -51,15 +55,59 @@ def _json_attr(path: Path, attrs: Mapping[Any, Any], key: str) -> dict[str, Any]
     return value
 
 
-def load(path: str | Path) -> Posterior:
-    """Restore a fit written by :meth:`Posterior.save`, exactly, or say why not.
+#: An older score-fit format: written before fingerprints, refused with a request to refit.
+_RETIRED_FORMATS = {"evalbayes-scores/1": "a graded-score fit written before fingerprints"}
+
+
+def _count_fit(path: Path, model: Any, sampler: SamplerConfig,
+               groups: dict[str, xr.Dataset], attrs: dict[str, Any]) -> Posterior:
+    """A c-of-n fit: the counts and the model's typed posterior (``model.posterior_class``)."""
+    if isinstance(model, ScoreModel):
+        raise ValueError(f"{path}: a c-of-n fit file whose model is the graded model "
+                         f"{model.name!r} (edited or corrupted; refit the data)")
+    data = EvalData.from_dataset(groups["observed_data"])
+    rebuilt = xr.DataTree.from_dict(groups)
+    rebuilt.attrs.update(attrs)
+    return model.posterior_class(model=model, data=data, sampler=sampler, tree=rebuilt)
+
+
+def _score_fit(path: Path, model: Any, sampler: SamplerConfig,
+               groups: dict[str, xr.Dataset], attrs: dict[str, Any]) -> ScorePosterior:
+    """A graded-score fit (:meth:`ScorePosterior.save`): the scores and the draws."""
+    if not isinstance(model, ScoreModel):
+        raise ValueError(f"{path}: a graded-score fit file whose model {model.name!r} is not "
+                         "a graded model (edited or corrupted; refit the data)")
+    return ScorePosterior.from_groups(model, sampler, groups,
+                                      source=str(attrs.get("source", path)))
+
+
+#: What ``load`` reads, by the file's ``format`` attribute: the one place a fit file kind is
+#: listed (the model itself comes from the model registry, :func:`model_from_config`).
+FORMATS: dict[str, Callable[..., Posterior | ScorePosterior]] = {
+    FIT_FORMAT: _count_fit,
+    SCORE_FIT_FORMAT: _score_fit,
+}
+
+
+def load(path: str | Path) -> Posterior | ScorePosterior:
+    """Restore a fit written by :meth:`Posterior.save` (counts) or
+    :meth:`~evalbayes.models.graded.ScorePosterior.save` (graded scores), exactly, or say
+    why not.
+
+    The kind of fit is read from the file's ``format`` attribute (:data:`FORMATS`); the model
+    from its stored configuration through the model registry.
+
+    Returns
+    -------
+    Posterior or ScorePosterior
+        The fit as it was saved.
 
     Raises
     ------
     FileNotFoundError
         No such file.
     ValueError
-        The file is not an evalbayes fit, or any of its draws, sample statistics, counts,
+        The file is not an evalbayes fit, or any of its draws, sample statistics, data,
         coordinates, model configuration or sampler settings no longer match the
         fingerprints stored when it was saved (the message names what changed).
     """
@@ -73,10 +121,13 @@ def load(path: str | Path) -> Posterior:
     except Exception as err:  # h5py/netCDF raise many types for a foreign file
         raise ValueError(f"{path}: not a NetCDF file written by evalbayes ({err})") from err
     attrs = dict(tree.attrs)
-    if attrs.get("format") != FIT_FORMAT:
+    fmt = attrs.get("format")
+    if fmt in _RETIRED_FORMATS:
+        raise ValueError(f"{path}: {_RETIRED_FORMATS[fmt]} (format {fmt!r}); refit the data")
+    if fmt not in FORMATS:
         raise ValueError(
             f"{path}: not an evalbayes fit of this version (format attribute "
-            f"{attrs.get('format')!r}, expected {FIT_FORMAT!r}); refit the data"
+            f"{fmt!r}, expected one of {sorted(FORMATS)}); refit the data"
         )
     for group in ("posterior", "observed_data"):
         if group not in tree.children:
@@ -106,9 +157,6 @@ def load(path: str | Path) -> Posterior:
         sampler = SamplerConfig(**sampler_settings)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{path}: {err}") from err
-    data = EvalData.from_dataset(groups["observed_data"])
-    rebuilt = xr.DataTree.from_dict(groups)
-    rebuilt.attrs.update(attrs)
-    posterior = model.posterior_class(model=model, data=data, sampler=sampler, tree=rebuilt)
+    posterior = FORMATS[fmt](path, model, sampler, groups, attrs)
     posterior.warn_if_unconverged(f"load({str(path)!r})")
     return posterior

@@ -57,7 +57,7 @@ SLOW_PYTHON = {
     "docs/decisions.md": {0},
     "docs/formulas.md": "all",
     "docs/report.md": "all",
-    "docs/graded.md": {0},
+    "docs/graded.md": {0, 2},
 }
 #: ``evalbayes`` command lines that are fast (no fit); every other command line is slow.
 FAST_COMMANDS = ("crosscheck", "datasets", "convert")

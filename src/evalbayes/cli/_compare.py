@@ -1,4 +1,5 @@
-"""``evalbayes compare FIT [A B]``: P(B > A), B - A, rope and expected loss."""
+"""``evalbayes compare FIT [A B]``: P(B > A), B - A, rope and expected loss (a graded-score
+fit: P(B > A) and B - A of the mean score and of each ``P(score >= t)``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ from evalbayes.cli._common import (
     ks,
     output_format,
 )
-from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit, write_text
+from evalbayes.cli._output import (
+    check_fit,
+    check_output_path,
+    emit,
+    is_score_fit,
+    load_fit,
+    write_text,
+)
+from evalbayes.cli._scores import add_threshold_arg, compare_scores, refuse_thresholds
 from evalbayes.cli._types import (
     k_value,
     non_negative,
@@ -25,13 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("systems", nargs="*", metavar="SYSTEM", help="A B (default: all pairs)")
     add_format_arg(parser)
     parser.add_argument("--k", type=k_value, nargs="+", help="k values (default 1)")
-    parser.add_argument("--metric", choices=METRICS, default=METRICS[0])
+    parser.add_argument("--metric", choices=METRICS, default=None,
+                        help=f"c-of-n fits (default {METRICS[0]})")
     parser.add_argument("--estimand", choices=ESTIMANDS, default=None,
                         help="tasks (these tasks) or population (tasks like these; the "
                         "default where the fit's model has it)")
-    parser.add_argument("--rope", type=non_negative, default=0.01,
-                        help="region of practical equivalence")
+    parser.add_argument("--rope", type=non_negative, default=None,
+                        help="region of practical equivalence (c-of-n fits; default 0.01)")
     parser.add_argument("--ci-prob", type=probability, default=0.95, help="interval probability")
+    add_threshold_arg(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,11 +53,16 @@ def run(args: argparse.Namespace) -> int:
     systems = list(args.systems) if args.systems else None
     if systems is not None and len(systems) != 2:
         raise CLIError("compare takes either no systems (all pairs) or exactly two: A B")
-    posterior = load_fit(args.fit)
+    posterior = load_fit(args.fit, scores=True)
     code = check_fit(posterior, args.strict)
+    if is_score_fit(posterior):
+        compare_scores(args, posterior, systems, output)
+        return code
+    refuse_thresholds(args)
     comparison = compare(
-        posterior, metric=args.metric, k=ks(args.k, (1,)), estimand=args.estimand,
-        rope=args.rope, ci_prob=args.ci_prob, systems=systems,
+        posterior, metric=args.metric or METRICS[0], k=ks(args.k, (1,)),
+        estimand=args.estimand, rope=0.01 if args.rope is None else args.rope,
+        ci_prob=args.ci_prob, systems=systems,
     )  # fmt: skip
     table = comparison.to_frame()
     if systems is not None:

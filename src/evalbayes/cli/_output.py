@@ -115,8 +115,13 @@ CREATES_FOLDER = ("fit", "report")
 
 
 # --------------------------------------------------------------------------- fits
-def load_fit(path: str) -> Posterior:
-    """Load a saved fit (tamper checks are the loader's)."""
+#: The commands that read a graded-score fit (``evalbayes fit SCORES --model ordinal``).
+SCORE_FIT_COMMANDS = ("summary", "compare", "report")
+
+
+def load_fit(path: str, scores: bool = False) -> Any:
+    """Load a saved fit (tamper checks are the loader's); a graded-score fit only where the
+    command reads one (``scores``), else a ``CLIError`` saying which commands do."""
     import warnings
 
     from evalbayes._persist import load
@@ -124,7 +129,29 @@ def load_fit(path: str) -> Posterior:
 
     with warnings.catch_warnings():  # check_fit reports the diagnostics on stderr
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return load(path)
+        fit = load(path)
+    if not scores and is_score_fit(fit):
+        raise CLIError(f"{path} is a graded-score fit ({fit.model.name}): it has P(score >= t) "
+                       "and mean scores, not pass@k counts; read it with evalbayes "
+                       f"{', '.join(SCORE_FIT_COMMANDS)}")
+    return fit
+
+
+def is_score_fit(fit: Any) -> bool:
+    """Whether ``fit`` is a graded-score fit (``ScorePosterior``)."""
+    from evalbayes.models.graded import ScorePosterior
+
+    return isinstance(fit, ScorePosterior)
+
+
+def refuse_for_scores(args: argparse.Namespace, flags: dict[str, tuple[Any, str]]) -> None:
+    """A ``CLIError`` naming each given flag that has no meaning for a graded-score fit and
+    why: ``flags`` maps an argparse destination to (its unset value, the reason)."""
+    given = [f"--{dest.replace('_', '-')} ({why})" for dest, (unset, why) in flags.items()
+             if getattr(args, dest, unset) != unset]
+    if given:
+        raise CLIError(f"{args.fit if hasattr(args, 'fit') else 'the fit'} is a graded-score "
+                       "fit; these options do not apply to it: " + "; ".join(given))
 
 
 def check_fit(posterior: Posterior, strict: bool, quiet_pass: bool = True) -> int:

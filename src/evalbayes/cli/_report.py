@@ -24,6 +24,7 @@ from evalbayes.cli._designs import (
 from evalbayes.cli._output import check_fit, check_output_path, load_fit
 from evalbayes.cli._progress import HEARTBEAT_S, progress
 from evalbayes.cli._sampler import add_sampler_args, model_help, sampler_options
+from evalbayes.cli._scores import is_score_model
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
                  if getattr(args, key) is not None]
         if given:
             raise CLIError(f"{', '.join(given)} apply to fitting DATA; a fit has its sampler")
-        fit = load_fit(args.source[0])
+        fit = load_fit(args.source[0], scores=True)
         code = check_fit(fit, args.strict)
         data = fit.data
         seed = SAMPLER_DEFAULTS["seed"] if args.seed is None else args.seed
@@ -72,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
         from evalbayes.models import default_model, get_model
 
         name = design_model(args, args.model)
+        if is_score_model(name):
+            raise CLIError(f"report DATA --model {name}: graded scores are reported from their "
+                           f"fit: evalbayes fit SCORES --model {name} [--score COL --grader COL "
+                           "...] -o fit.nc, then evalbayes report fit.nc")
         data = read_data(args, name="source")
         model = default_model(data) if name is None else get_model(
             name, **formula_settings(args, name))

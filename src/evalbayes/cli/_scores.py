@@ -113,3 +113,114 @@ def run_scores(args: argparse.Namespace, settings: dict[str, Any],
         warn(f"WARNING: {diag}")
         return 1 if args.strict else 0
     return 0
+
+
+# --------------------------------------------------------------------------- saved score fits
+def add_threshold_arg(parser: argparse.ArgumentParser) -> None:
+    """``--threshold T ...``: the ``t`` of ``P(score >= t)`` for a graded-score fit."""
+    from evalbayes.cli._types import finite
+
+    parser.add_argument("--threshold", type=finite, nargs="+", default=None, metavar="T",
+                        help="graded-score fits: the thresholds t of P(score >= t) (default "
+                        "every level 1..K of an ordinal scale, 0.1..0.9 of partial credit)")
+
+
+def refuse_thresholds(args: argparse.Namespace) -> None:
+    """``--threshold`` given for a c-of-n fit: say it is for graded-score fits."""
+    if getattr(args, "threshold", None) is not None:
+        raise CLIError(f"--threshold applies to graded-score fits (P(score >= t)); {args.fit} "
+                       "is a c-of-n fit: use --k for pass@k")
+
+
+#: The flags of ``summary`` / ``compare`` that a graded-score fit has no use for: (unset
+#: value, why).
+_K_REASON = ("pass@k needs c-of-n counts; a graded-score fit gives P(score >= t): use "
+             "--threshold")
+_SCORE_REFUSED = {
+    "k": (None, _K_REASON),
+    "metric": (None, "pass@k / pass^k are c-of-n metrics; a graded-score fit compares the "
+               "mean score and each P(score >= t)"),
+    "rope": (None, "the region of practical equivalence is defined on pass@k; a graded-score "
+             "comparison reports the difference and its interval"),
+}
+
+
+def _thresholds(args: argparse.Namespace, posterior: Any) -> Any:
+    try:
+        return posterior.model.thresholds(posterior.data, args.threshold)
+    except ValueError as err:
+        raise CLIError(f"--threshold: {err}") from None
+
+
+def summarize_scores(args: argparse.Namespace, posterior: Any, output: str) -> None:
+    """``summary`` of a graded-score fit: the mean score and ``P(score >= t)`` per system
+    (population estimand, ``--ci-prob`` interval, the observed value beside), then in a
+    text table the parameters (cut points or intercept, effects, spreads) and the
+    diagnostics."""
+    from evalbayes.cli._output import emit, refuse_for_scores
+
+    refuse_for_scores(args, {key: _SCORE_REFUSED[key] for key in ("k",)})
+    thresholds = _thresholds(args, posterior)
+    table = posterior.summary(thresholds=thresholds, ci_prob=args.ci_prob)
+    emit(table, output, args.output,
+         title=(f"{posterior.label}\n{posterior.data!r}\nmean score and P(score >= t) per "
+                f"system, a new task (population), {args.ci_prob:.0%} interval; observed: the "
+                "raw share / mean"))
+    if output == "table":
+        params = posterior.parameters(ci_prob=args.ci_prob)
+        params = params[~params["parameter"].str.startswith(("task_effect[",
+                                                             "grader_system_effect["))]
+        emit(params, output, None,
+             title="parameters (logit scale; task and grader x system effects left out)")
+        diag = (posterior.diagnostics(warn=False) if posterior.is_mcmc else
+                "none needed (not MCMC)")
+        print(f"diagnostics: {diag}")
+
+
+def compare_scores(args: argparse.Namespace, posterior: Any, systems: list[str] | None,
+                   output: str) -> None:
+    """``compare`` of a graded-score fit: for each pair (or ``A B``), P(B > A) and B - A on
+    the mean score and on each ``P(score >= t)`` (:meth:`ScorePosterior.compare`)."""
+    import pandas as pd
+
+    from evalbayes.cli._output import emit, refuse_for_scores, write_text
+    from evalbayes.report._format import fmt_p, fmt_signed, fmt_signed_interval
+
+    refuse_for_scores(args, _SCORE_REFUSED)
+    thresholds = _thresholds(args, posterior)
+    names = posterior.data.systems
+    if systems is not None:
+        missing = [s for s in systems if s not in names]
+        if missing:
+            raise CLIError(f"system {missing[0]!r} is not in the fit; systems: {names}")
+        pairs = [tuple(systems)]
+    else:
+        pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    try:
+        frames = [posterior.compare(baseline=a, candidate=b, thresholds=thresholds,
+                                    estimand=args.estimand, ci_prob=args.ci_prob)
+                  for a, b in pairs]
+    except ValueError as err:
+        raise CLIError(str(err)) from None
+    table = pd.concat(frames, ignore_index=True)
+    estimand = args.estimand or "population"
+    if output == "table":
+        lines = [f"{posterior.label}: candidate B minus baseline A, estimand {estimand!r}, "
+                 f"{args.ci_prob:.0%} interval"]
+        for frame in frames:
+            mean = frame.iloc[0]
+            rows = frame.iloc[1:]
+            tied = rows["P(tie)"] == 1  # equal in every draw (both 0): no P(B > A) to give
+            rest = rows.loc[~tied, "P(candidate > baseline)"]
+            line = (f"{mean['candidate']} vs {mean['baseline']}: P(B > A) of the mean score "
+                    f"{fmt_p(mean['P(candidate > baseline)'])}, B - A "
+                    f"{fmt_signed(mean['difference'])} "
+                    f"{fmt_signed_interval(mean['lower'], mean['upper'])}")
+            if len(rest):
+                line += (f"; of P(score >= t) {fmt_p(rest.min())} to {fmt_p(rest.max())} over "
+                         f"{len(rest)} thresholds")
+            if tied.any():
+                line += f"; tied in every draw at {', '.join(rows.loc[tied, 'quantity'])}"
+            lines.append(line)
+        write_text("\n".join(lines) + "\n", None)
+    emit(table, output, args.output)

@@ -1,4 +1,5 @@
-"""``evalbayes summary FIT``: per-system posterior summary of a fit."""
+"""``evalbayes summary FIT``: per-system posterior summary of a fit (a c-of-n fit: pass@k and
+pass^k; a graded-score fit: the mean score and ``P(score >= t)``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from evalbayes.cli._common import (
     ks,
     output_format,
 )
-from evalbayes.cli._output import check_fit, check_output_path, emit, fit_notes, load_fit
+from evalbayes.cli._output import (
+    check_fit,
+    check_output_path,
+    emit,
+    fit_notes,
+    is_score_fit,
+    load_fit,
+)
+from evalbayes.cli._scores import add_threshold_arg, refuse_thresholds, summarize_scores
 from evalbayes.cli._types import (
     k_value,
     probability,
@@ -23,13 +32,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format_arg(parser)
     parser.add_argument("--k", type=k_value, nargs="+", help="k values (default 1)")
     parser.add_argument("--ci-prob", type=probability, default=0.95, help="interval probability")
+    add_threshold_arg(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     output = output_format(args)
     check_output_path(args.output, args)
-    posterior = load_fit(args.fit)
+    posterior = load_fit(args.fit, scores=True)
     code = check_fit(posterior, args.strict)
+    if is_score_fit(posterior):
+        summarize_scores(args, posterior, output)
+        return code
+    refuse_thresholds(args)
     k = ks(args.k, (1,))
     table = posterior.summary(k=k, metrics=METRICS, ci_prob=args.ci_prob)
     emit(table, output, args.output, title=f"{posterior.label}\n{posterior.data!r}",

@@ -15,9 +15,9 @@ clipped or coerced.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,9 @@ import pandas as pd
 from evalbayes.data import DataError
 from evalbayes.io._common import check_labels
 from evalbayes.io._tables import line_of, read_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
 
 __all__ = ["ScoreData", "read_scores", "scores_from_inspect"]
 
@@ -211,6 +214,43 @@ class ScoreData:
             out["trial"] = out.groupby(key[:3]).cumcount().astype(str)
         out = out[["system", "task", "score", "grader", "trial"]]
         return cls(out, kind, top, labels, grader is not None, source)
+
+    def to_dataset(self) -> xr.Dataset:
+        """The scores as a Dataset that survives NetCDF (the ``observed_data`` group of a saved
+        score fit): the frame's columns along dim ``row`` (labels as str), the level names
+        along dim ``level`` (empty for continuous scores) and ``has_grader`` (0 or 1).
+        :meth:`from_dataset` inverts it."""
+        import xarray as xr
+
+        columns = {name: ("row", self.frame[name].to_numpy(dtype=str))
+                   for name in ("system", "task", "grader", "trial")}
+        return xr.Dataset({
+            **columns,
+            "score": ("row", self.frame["score"].to_numpy(dtype=float)),
+            "level_name": ("level", np.asarray(self.levels, dtype=str)),
+            "has_grader": ((), np.int64(self.has_grader)),
+        })
+
+    @classmethod
+    def from_dataset(cls, ds: xr.Dataset, source: str = "<dataset>") -> ScoreData:
+        """Rebuild (and re-validate, through :meth:`from_frame`) scores written by
+        :meth:`to_dataset`; ``ValueError`` naming what is missing or wrong."""
+        needed = ("system", "task", "grader", "trial", "score", "level_name", "has_grader")
+        missing = [name for name in needed if name not in ds]
+        if missing:
+            raise ValueError(f"{source}: the scores lack {missing}")
+        frame = pd.DataFrame({name: np.asarray(ds[name].values).astype(str)
+                              for name in ("system", "task", "grader", "trial")})
+        frame["score"] = np.asarray(ds["score"].values, dtype=float)
+        levels = tuple(str(v) for v in np.asarray(ds["level_name"].values).ravel())
+        kind: ScoreKind = "ordinal" if levels else "continuous"
+        try:
+            data = cls.from_frame(frame, grader="grader", trial="trial", kind=kind,
+                                  max_score=len(levels) - 1 if levels else None,
+                                  source=source)
+        except DataError as err:
+            raise ValueError(f"{source}: the stored scores are not valid ({err})") from err
+        return replace(data, levels=levels, has_grader=bool(int(ds["has_grader"].values)))
 
     # ----------------------------------------------------------------- views
     @property

@@ -18,6 +18,8 @@ from evalbayes._core.names import (
 )
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
+from evalbayes.io._scores import ScoreData
+from evalbayes.models.graded import OrdinalModel, PartialCreditModel, ScoreModel, ScorePosterior
 from evalbayes.report._checks import checks_section
 from evalbayes.report._context import make_context
 from evalbayes.report._designs import design_sections
@@ -31,6 +33,7 @@ from evalbayes.report._overview import overview_section
 from evalbayes.report._pairs import pairs_section
 from evalbayes.report._prior import prior_section
 from evalbayes.report._protocol import protocol_section
+from evalbayes.report._scores import build_score_report
 from evalbayes.report._systems import curves_section, systems_section
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -141,6 +144,27 @@ def _names_callout(data: EvalData) -> Callout | None:
     )
 
 
+def _score_fit(data: Any, fit: Any, model: Any, draws: int, seed: int,
+               sampler: dict[str, Any]) -> ScorePosterior:
+    """The graded-score fit of a report: ``fit`` checked against ``data``, or ``model``
+    (default: ordinal for ordinal scores, partial-credit for continuous ones) fitted here."""
+    if fit is not None:
+        if not isinstance(fit, ScorePosterior):
+            raise TypeError(f"graded scores (ScoreData) take a graded-score fit "
+                            f"(ScorePosterior), got {type(fit).__name__}")
+        if not isinstance(data, ScoreData) or not data.frame.equals(fit.data.frame):
+            raise ValueError("the fit was made on other data than the data given to the report")
+        return fit
+    if model is None:
+        model = OrdinalModel() if data.kind == "ordinal" else PartialCreditModel()
+    if not isinstance(model, ScoreModel):
+        raise TypeError(f"graded scores need a graded model (ordinal, partial-credit), got "
+                        f"{getattr(model, 'name', type(model).__name__)!r}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence is reported in the document
+        return model.fit(data, draws=draws, seed=seed, check=False, **sampler)
+
+
 def markdown_path(output: str | Path) -> Path:
     """Where the Markdown variant goes: ``report.html`` -> ``report.md``; other names kept,
     ``.md`` added when there is no suffix."""
@@ -151,8 +175,8 @@ def markdown_path(output: str | Path) -> Path:
 
 
 def write_report(
-    data: EvalData,
-    fit: Posterior | None = None,
+    data: EvalData | ScoreData,
+    fit: Posterior | ScorePosterior | None = None,
     output: str | Path = "report.html",
     markdown: bool = False,
     meta: str | Path | None = None,
@@ -167,9 +191,12 @@ def write_report(
 
     Parameters
     ----------
-    data : EvalData
-        The counts.
-    fit : Posterior, optional
+    data : EvalData or ScoreData
+        The counts, or graded scores (:class:`~evalbayes.io.ScoreData`: the report of a
+        graded-score fit, :func:`~evalbayes.report._scores.build_score_report`: mean score
+        and ``P(score >= t)`` per system, their curve, comparisons, parameters,
+        diagnostics).
+    fit : Posterior or ScorePosterior, optional
         A fit of ``data`` (e.g. ``evalbayes.load("fit.nc")``); an IRT fit adds the item
         section, a factorial, training-seeds or judge-error fit its design section. When
         None, ``model`` (default :func:`~evalbayes.models.default_model`: rate-grid for two or
@@ -190,7 +217,9 @@ def write_report(
     random_seed : int, optional
         PyMC's name for ``seed`` (give either).
     model : Model, optional
-        The model fitted here when ``fit`` is None (e.g. ``get_model("factorial")``).
+        The model fitted here when ``fit`` is None (e.g. ``get_model("factorial")``; for
+        ScoreData a graded model, default ``ordinal`` or ``partial-credit`` by the scores'
+        kind).
     sampler : mapping, optional
         Further settings of that fit, passed to ``model.fit``: any of ``method``, ``tune``,
         ``chains``, ``target_accept`` (defaults: the model's method, then
@@ -202,8 +231,10 @@ def write_report(
         The HTML or Markdown file.
     """
     seed = _check_seed(pick_seed(seed, random_seed))
-    if not isinstance(data, EvalData):
-        raise TypeError(f"data must be EvalData, got {type(data).__name__}")
+    scores = isinstance(data, ScoreData) or isinstance(fit, ScorePosterior)
+    if not scores and not isinstance(data, EvalData):
+        raise TypeError(f"data must be EvalData (counts) or ScoreData (graded scores), got "
+                        f"{type(data).__name__}")
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
         raise ValueError(f"draws must be a positive int, got {draws!r}")
     protocol = None if meta is None else read_meta(meta)
@@ -216,6 +247,11 @@ def write_report(
     if fit is not None and sampler:
         raise ValueError("sampler settings apply to a fit made here; the fit given has its own")
     fitted_here = fit is None
+    if scores:
+        score_fit = _score_fit(data, fit, model, draws, seed, sampler)
+        return _render(build_score_report(score_fit, protocol, fitted_here=fitted_here),
+                       output, markdown)
+    assert isinstance(data, EvalData) and not isinstance(fit, ScorePosterior)  # for mypy
     if fit is None:
         if model is None:
             from evalbayes.models import default_model
@@ -225,6 +261,11 @@ def write_report(
             warnings.simplefilter("ignore")  # convergence is reported in the document
             fit = model.fit(data, draws=draws, seed=seed, check=False, **sampler)
     document = build_report(data, fit, protocol, seed=seed, fitted_here=fitted_here)
+    return _render(document, output, markdown)
+
+
+def _render(document: Document, output: str | Path, markdown: bool) -> Path:
+    """Write ``document`` as one HTML file, or Markdown with its images beside it."""
     if not markdown:
         path = Path(output)
         path.parent.mkdir(parents=True, exist_ok=True)

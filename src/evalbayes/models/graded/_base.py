@@ -43,20 +43,12 @@ from evalbayes._core.names import (
 from evalbayes.inference import SamplerConfig, config_hash, resolve_seed, run_inference
 from evalbayes.io._scores import ScoreData
 from evalbayes.models._base import Configured, ModelInputs
+from evalbayes.models.graded._linear import label_posterior
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.models.graded._posterior import ScorePosterior, ScorePriorPredictive
 
-__all__ = ["ScoreModel", "label_posterior"]
-
-
-def label_posterior(posterior: xr.Dataset, data: ScoreData) -> xr.Dataset:
-    """Give the ``system``, ``task`` and ``grader`` dims of draws the data's labels."""
-    labels = {"system": data.systems, "task": data.tasks, "grader": data.graders}
-    return posterior.assign_coords(
-        {dim: np.asarray(values, dtype=object) for dim, values in labels.items()
-         if dim in posterior.dims}
-    )
+__all__ = ["ScoreModel"]
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from evalbayes.inference import padded_size
 from evalbayes.io._scores import ScoreData
 from evalbayes.models._quadrature import normal_hermite_nodes
 
-__all__ = ["average", "effect_vars", "linear_predictor", "prior_effects", "row_values"]
+__all__ = ["average", "effect_vars", "label_posterior", "linear_predictor", "prior_effects",
+           "row_values"]
 
 #: Numbers per temporary array of :func:`average`.
 _WORK = 4_000_000
@@ -109,6 +110,15 @@ def prior_effects(settings: Any, data: ScoreData, draws: int,
         out["grader_system_effect"] = (("draw", "grader", "system"),
                                        tau_gs[:, None, None] * rng.normal(size=(draws, n_g, n_s)))
     return out
+
+
+def label_posterior(posterior: xr.Dataset, data: ScoreData) -> xr.Dataset:
+    """Give the ``system``, ``task`` and ``grader`` dims of draws the data's labels."""
+    labels = {"system": data.systems, "task": data.tasks, "grader": data.graders}
+    return posterior.assign_coords(
+        {dim: np.asarray(values, dtype=object) for dim, values in labels.items()
+         if dim in posterior.dims}
+    )
 
 
 def _draws(posterior: xr.Dataset, name: str, *dims: str) -> np.ndarray:

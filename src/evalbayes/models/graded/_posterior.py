@@ -18,7 +18,9 @@ default to ``"population"`` (:func:`~evalbayes._core.names.default_estimand`).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,13 +29,21 @@ import xarray as xr
 
 from evalbayes._core.files import write_bytes
 from evalbayes._core.intervals import credible_interval
-from evalbayes._core.names import check_ci_prob, default_estimand
+from evalbayes._core.names import APPROXIMATION_KIND, check_ci_prob, default_estimand
 from evalbayes._core.rendering import Rendered
+from evalbayes._version import __version__
 from evalbayes.inference import SamplerConfig
 from evalbayes.io._scores import ScoreData
+from evalbayes.models.graded._linear import label_posterior
 from evalbayes.results import Diagnostics, convergence_diagnostics
+from evalbayes.results._diagnostics import ConvergenceWarning
+from evalbayes.results._fingerprint import fit_fingerprint
 
-__all__ = ["ScorePosterior", "ScorePriorPredictive"]
+__all__ = ["SCORE_FIT_FORMAT", "ScorePosterior", "ScorePriorPredictive"]
+
+#: The ``format`` attribute of a saved score fit (:meth:`ScorePosterior.save`); version 1
+#: (before fingerprints) is refused by :func:`evalbayes.load` with a request to refit.
+SCORE_FIT_FORMAT = "evalbayes-scores/2"
 
 #: A prior that puts less than this share of its mass at or beyond the observed value (on
 #: either side, give or take ``REACH`` of the scale) is too tight to cover the data.
@@ -130,8 +140,10 @@ class ScorePosterior:
                 estimand: str | None = None, ci_prob: float = 0.95) -> pd.DataFrame:
         """``candidate`` against ``baseline``: per quantity (the mean score, each ``P(score >=
         t)``), the posterior mean of the difference (candidate minus baseline), its
-        ``ci_prob`` interval and ``P(candidate > baseline)``, from the same draws (paired
-        through the shared parameters: cut points, task and grader effects)."""
+        ``ci_prob`` interval, ``P(candidate > baseline)`` and ``P(tie)``, the share of draws
+        with no difference at all (1 for ``P(score >= 1)`` of partial credit when no score is
+        exactly 1: both are 0), from the same draws (paired through the shared parameters:
+        cut points, task and grader effects)."""
         ci_prob = check_ci_prob(ci_prob)
         for role, system in (("baseline", baseline), ("candidate", candidate)):
             if system not in self.data.systems:
@@ -149,7 +161,8 @@ class ScorePosterior:
             low, high = credible_interval(diff, ci_prob)
             rows.append({"quantity": label, "baseline": baseline, "candidate": candidate,
                          "difference": float(diff.mean()), "lower": float(low),
-                         "upper": float(high), "P(candidate > baseline)": float((diff > 0).mean())})
+                         "upper": float(high), "P(candidate > baseline)": float((diff > 0).mean()),
+                         "P(tie)": float((diff == 0).mean())})
         return pd.DataFrame(rows)
 
     def parameters(self, ci_prob: float = 0.95) -> pd.DataFrame:
@@ -178,30 +191,99 @@ class ScorePosterior:
         """R-hat, ESS and divergences (warns loudly when a bar is missed)."""
         return convergence_diagnostics(self.posterior, self.sample_stats, warn=warn)
 
-    def save(self, path: Any) -> None:
-        """Write the draws, the sampler's statistics and the scores to NetCDF (groups
-        ``posterior``, ``sample_stats``, ``observed_data``; the model and sampler settings as
-        JSON attributes, format ``evalbayes-scores/1``), through a temporary file renamed over
-        ``path`` (:func:`evalbayes._core.files.write_bytes`): a crash never leaves a truncated
-        file."""
+    def warn_if_unconverged(self, context: str) -> bool:
+        """Warn (:class:`~evalbayes.results.ConvergenceWarning`) when an MCMC fit failed its
+        diagnostics, as :meth:`evalbayes.results.Posterior.warn_if_unconverged` does: a
+        reused fit (``load``) stays loud. Returns whether it passed."""
+        if self.approximate or not self.is_mcmc:
+            return True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            diag = self.diagnostics(warn=False)
+        if not diag.passed:
+            warnings.warn(
+                f"{context}: {self.label} failed its convergence diagnostics "
+                f"({'; '.join(diag.problems)}); its numbers may be wrong (refit with more "
+                "draws/tune)", ConvergenceWarning, stacklevel=3)
+        return diag.passed
+
+    # --------------------------------------------------------------- fit file
+    @property
+    def approximate(self) -> bool:
+        """True when the draws came from variational inference (approximate intervals)."""
+        return self.sampler.approximate
+
+    @property
+    def is_mcmc(self) -> bool:
+        """True when the draws come from MCMC and need convergence diagnostics."""
+        return self.sampler.mcmc
+
+    @property
+    def label(self) -> str:
+        """Short description: model, inference method, chains x draws."""
+        method = self.sampler.method
+        text = f"{self.model.name} ({method}, {self.sampler.chains}x{self.sampler.draws})"
+        if not self.approximate:
+            return text
+        return text + f" [APPROXIMATE: {APPROXIMATION_KIND.get(method, 'variational')}]"
+
+    def groups(self) -> dict[str, xr.Dataset]:
+        """The fit's groups as written to a file: ``posterior`` (float draws),
+        ``sample_stats`` (its numeric per-draw statistics, MCMC only) and ``observed_data``
+        (:meth:`ScoreData.to_dataset`), labels as str."""
+        out = {"posterior": _plain(self.posterior.astype({v: float for v in self.posterior}))}
+        if self.sample_stats is not None:
+            keep = [name for name, var in self.sample_stats.data_vars.items()
+                    if var.dtype.kind in "biuf" and set(var.dims) <= {"chain", "draw"}]
+            out["sample_stats"] = _plain(self.sample_stats[keep])
+        out["observed_data"] = self.data.to_dataset()
+        return out
+
+    def save(self, path: Any) -> Path:
+        """Write the fit to NetCDF and return the path: groups ``posterior``,
+        ``sample_stats``, ``observed_data`` (:meth:`groups`); attributes ``format``
+        (:data:`SCORE_FIT_FORMAT`), ``model_config`` and ``sampler`` (JSON), the evalbayes
+        version, the scores' source and the fingerprints of every group and setting
+        (:func:`evalbayes.results._fingerprint.fit_fingerprint`), which
+        :func:`evalbayes.load` checks. Built in memory and written through a temporary file
+        renamed over ``path`` (:func:`evalbayes._core.files.write_bytes`): a crash never
+        leaves a truncated file."""
         import json
 
-        groups = {"posterior": self.posterior.astype({v: float for v in self.posterior})}
-        if self.sample_stats is not None:
-            groups["sample_stats"] = self.sample_stats
-        groups["observed_data"] = xr.Dataset.from_dataframe(
-            self.data.frame.rename_axis("row").astype({"score": float}))
-        tree = xr.DataTree.from_dict({f"/{k}": _plain(v) for k, v in groups.items()})
-        tree.attrs = {"format": "evalbayes-scores/1",
-                      "model": json.dumps(self.model.to_config()),
-                      "sampler": json.dumps(self.sampler.to_dict()),
-                      "source": self.data.source}
+        path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"{path}: is a directory; give a file name such as fit.nc")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        groups = self.groups()
+        config, sampler = self.model.to_config(), self.sampler.to_dict()
+        tree = xr.DataTree.from_dict({f"/{k}": v for k, v in groups.items()})
+        tree.attrs = {"format": SCORE_FIT_FORMAT, "evalbayes_version": __version__,
+                      "model_config": json.dumps(config, sort_keys=True),
+                      "sampler": json.dumps(sampler, sort_keys=True),
+                      "source": self.data.source,
+                      "fingerprint": json.dumps(fit_fingerprint(groups, config, sampler),
+                                                sort_keys=True)}
         view = tree.to_netcdf(engine="h5netcdf")  # in memory, then one atomic write
         content = bytes(view)  # copied out and released at once, as Posterior.save does
         if isinstance(view, memoryview):
             view.release()
         del view
-        write_bytes(path, content)
+        return write_bytes(path, content)
+
+    @classmethod
+    def from_groups(cls, model: Any, sampler: SamplerConfig, groups: dict[str, xr.Dataset],
+                    source: str = "<file>") -> ScorePosterior:
+        """The inverse of :meth:`groups` (used by :func:`evalbayes.load`): the scores
+        re-validated, the draws' labels restored from the scores."""
+        data = ScoreData.from_dataset(groups["observed_data"], source=source)
+        posterior = groups["posterior"]
+        for dim, labels in (("system", data.systems), ("task", data.tasks),
+                            ("grader", data.graders)):
+            if dim in posterior.dims and posterior.sizes[dim] != len(labels):
+                raise ValueError(f"{source}: the draws have {posterior.sizes[dim]} {dim}s, "
+                                 f"the scores {len(labels)}")
+        return cls(model, data, sampler, label_posterior(posterior, data),
+                   groups.get("sample_stats"))
 
     def __repr__(self) -> str:
         return (f"ScorePosterior({self.model.name}, {self.data!r}, "
