@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import fft, stats
+from scipy import fft
 from scipy.special import ndtri
 
 from evalbayes._core.rendering import Rendered, frame_text, jsonable
@@ -146,13 +146,17 @@ def _z_scale(values: np.ndarray) -> np.ndarray:
     cols, chains, draws = values.shape
     size = chains * draws
     flat = values.reshape(cols, size)
-    # ranks from one sort; columns with ties get scipy's average ranks
+    # ranks from one sort; columns with ties get average ranks
     order = np.argsort(flat, axis=1)
     rank = np.empty(flat.shape)
     np.put_along_axis(rank, order, np.arange(1.0, size + 1.0)[None, :], axis=1)
     tied = (np.diff(np.take_along_axis(flat, order, axis=1), axis=1) == 0).any(axis=1)
-    if tied.any():
-        rank[tied] = stats.rankdata(flat[tied], method="average", axis=1)
+    for row in np.flatnonzero(tied):  # average ranks (scipy's rankdata "average") of ties
+        ordered = np.take_along_axis(flat[row], order[row], axis=0)
+        first = np.r_[True, ordered[1:] != ordered[:-1]]
+        start = np.flatnonzero(first)
+        stop = np.r_[start[1:], size]
+        rank[row, order[row]] = ((start + stop + 1) / 2.0)[np.cumsum(first) - 1]
     return ndtri((rank - 0.375) / (size + 0.25)).reshape(values.shape)  # norm.ppf's kernel
 
 
