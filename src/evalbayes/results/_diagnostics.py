@@ -25,6 +25,7 @@ costs ~2 s, more than a whole small fit.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -284,11 +285,16 @@ def ess_tail(values: np.ndarray, prob: float = TAIL_PROB) -> np.ndarray:
     return out.reshape(rest)
 
 
-def _per_parameter(posterior: xr.Dataset) -> pd.DataFrame:
+def _per_parameter(posterior: xr.Dataset,
+                   known: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
     rows = []
     for name in posterior.data_vars:
         draws = posterior[name].transpose("chain", "draw", ...).values
-        r, eb, et = (np.atleast_1d(v) for v in rhat_ess(draws))
+        given = None if known is None else known.get(str(name))
+        if given is not None and given.shape == (3, *draws.shape[2:]):
+            r, eb, et = (np.atleast_1d(v) for v in given)
+        else:
+            r, eb, et = (np.atleast_1d(v) for v in rhat_ess(draws))
         labels = _labels(posterior[name])
         for i, label in enumerate(labels):
             rows.append(
@@ -321,10 +327,18 @@ def _worst(table: pd.DataFrame, column: str, *, largest: bool) -> tuple[float, s
 
 
 def convergence_diagnostics(
-    posterior: xr.Dataset, sample_stats: xr.Dataset | None, *, warn: bool = True
+    posterior: xr.Dataset, sample_stats: xr.Dataset | None, *, warn: bool = True,
+    known: Mapping[str, np.ndarray] | None = None,
 ) -> Diagnostics:
-    """Compute R-hat, ESS and divergences and warn loudly when a bar is missed."""
-    table = _per_parameter(posterior)
+    """Compute R-hat, ESS and divergences and warn loudly when a bar is missed.
+
+    ``known`` maps a posterior variable to its :func:`rhat_ess` already computed on exactly
+    these draws (stacked: R-hat, bulk ESS, tail ESS; shape ``(3, *dims less chain and
+    draw)``, in the variable's dimension order), as a sampler that checks its own draws
+    has them (the rate grid's SMC, :mod:`evalbayes.models.rate_grid._smc`): they are taken
+    as they are instead of computed twice. Every other variable is computed.
+    """
+    table = _per_parameter(posterior, known)
     draws = int(posterior.sizes["chain"] * posterior.sizes["draw"])
     divergences = 0
     if sample_stats is not None and "diverging" in sample_stats:

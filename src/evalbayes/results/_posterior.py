@@ -618,6 +618,12 @@ class Posterior(Rendered):
             )
         return diag.passed
 
+    def _take_diagnostics(self, known: dict[str, np.ndarray]) -> None:
+        """Keep the R-hat and ESS a sampler already computed on these very draws
+        (:func:`~evalbayes.results.convergence_diagnostics`' ``known``), so that
+        :meth:`diagnostics` does not compute them again. Used by the model's ``fit`` only."""
+        self._memo["known diagnostics"] = known
+
     def diagnostics(self, *, warn: bool = True) -> Diagnostics:
         """R-hat, ESS and divergences; warns (:class:`ConvergenceWarning`) on failure.
 
@@ -634,7 +640,8 @@ class Posterior(Rendered):
                 )
         if "diagnostics" not in self._memo:  # R-hat and ESS of every parameter: once per fit
             self._memo["diagnostics"] = convergence_diagnostics(
-                self.posterior, self.sample_stats, warn=False
+                self.posterior, self.sample_stats, warn=False,
+                known=self._memo.get("known diagnostics"),
             )
         result = self._memo["diagnostics"]
         if warn and not self.approximate:
