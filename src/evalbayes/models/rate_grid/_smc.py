@@ -69,7 +69,10 @@ class SMCSettings:
     Attributes
     ----------
     moves, final_moves : int
-        Slice-sampling sweeps per particle after each resampling, and at ``beta = 1``.
+        Slice-sampling sweeps per particle after each resampling, and at ``beta = 1``. One
+        and two (2 and 4 before 2026-12-06: 1.9x the likelihood evaluations on SWE-bench
+        Verified for the same posterior; a system whose pseudo-chains then miss the bars
+        gets ``extra_moves`` more until they pass, benchmarks/speed/default_fit.md).
     ess_fraction : float
         Each step keeps this fraction of the particles' effective sample size.
     dof : float
@@ -80,8 +83,8 @@ class SMCSettings:
         and the most such rounds.
     """
 
-    moves: int = 2
-    final_moves: int = 4
+    moves: int = 1
+    final_moves: int = 2
     ess_fraction: float = 0.5
     dof: float = 5.0
     extra_moves: int = 2
