@@ -7,15 +7,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test test-fast lint bench clean
 
+# scripts/install: uv where it can be had (much faster), else pip
 $(RUNTIME): pyproject.toml constraints.txt
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
-	$(PY) -m pip install --quiet -c constraints.txt -e .
+	scripts/install $(VENV) -c constraints.txt -e .
 	@touch $(RUNTIME)
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
+	scripts/install $(VENV) -c constraints.txt -e ".[dev]"
 	@touch $(RUNTIME) $(STAMP)
 
 setup: $(STAMP)
