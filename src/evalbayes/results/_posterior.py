@@ -116,7 +116,9 @@ def _without_distributed() -> Any:
     (dask's ``get_scheduler`` and xarray's lock both do; ~0.35 CPU-s, a fifth of a small
     fit's start-up); with ``distributed`` not imported no Dask client can exist in this
     process, so the answer is known: the import is answered "not installed"
-    (``sys.modules[name] = None``, which both catch) for the write only."""
+    (``sys.modules[name] = None``, which both catch) for the write only. (Another thread
+    that imports ``distributed`` during those milliseconds would be told the same; start
+    a Dask client before saving from threads.)"""
     blocked = [name for name in ("distributed", "dask.distributed") if name not in sys.modules]
     for name in blocked:
         sys.modules[name] = None  # type: ignore[assignment]
