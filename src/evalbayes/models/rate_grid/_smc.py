@@ -328,9 +328,10 @@ def smc_posterior(rows: Sequence[SystemRows], labels: Sequence[object], basis: n
     sample_stats = xr.Dataset({name: ("system", np.array(values))
                                for name, values in stats.items()})
     groups = {"posterior": posterior, "sample_stats": sample_stats}
-    if items and all(c is not None for c in convergence):
+    known = [c for c in convergence if c is not None]
+    if items and len(known) == len(items):
         groups["convergence"] = xr.Dataset(
-            {"coef": (("statistic", "system", "term"), np.stack(convergence, axis=1))},
+            {"coef": (("statistic", "system", "term"), np.stack(known, axis=1))},
             coords={"statistic": ["rhat", "ess_bulk", "ess_tail"]})
     return groups
 
