@@ -1,19 +1,26 @@
 # evalbayes: `make demo` sets everything up and runs the main job; `make test` runs the tests.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# the runtime dependencies (what `make demo` needs), and the test and lint tools on top
+RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test test-fast lint bench clean
 
+# scripts/install: uv where it can be had (much faster), else pip
+$(RUNTIME): pyproject.toml constraints.txt
+	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
+	scripts/install $(VENV) -c constraints.txt -e .
+	@touch $(RUNTIME)
+
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev]"
-	@touch $(STAMP)
+	scripts/install $(VENV) -c constraints.txt -e ".[dev]"
+	@touch $(RUNTIME) $(STAMP)
 
 setup: $(STAMP)
 
-demo: $(STAMP)
+demo: $(RUNTIME)
 	$(VENV)/bin/evalbayes demo
 
 test: $(STAMP)

@@ -6,11 +6,15 @@ shell), default model (``rate-grid``), default settings (4 x 1000 draws, seed 0)
 * ``smc`` — the default method (tempered SMC per system, ``models/rate_grid/_smc.py``);
 * ``nutpie`` — ``--method nutpie``, the reference (NUTS, numba compile per process);
 * ``beta-binomial`` — ``--model beta-binomial`` (exact quadrature), the fast baseline the issue
-  measures against.
+  measures against;
+* ``smc-reference`` — the default method from another source tree (``--reference-src DIR``,
+  e.g. ``git archive OLD src | tar -x -C /tmp/old``): a change to the sampler checked against
+  the sampler before it.
 
 Wall seconds and the child's CPU seconds (user + system, ``resource.RUSAGE_CHILDREN``) are
 printed with the 1-minute load average; ratios are against ``nutpie`` in the same run (and
-against ``beta-binomial``). When both ``smc`` and ``nutpie`` ran, their fits are compared:
+against ``beta-binomial``). When both ``smc`` and ``nutpie`` (else ``smc-reference``) ran,
+their fits are compared:
 posterior means and 5/50/95 % quantiles of pass@k (k = 1, 16, 256; both estimands) per
 system, as the largest ``|mean_smc - mean_nutpie| / sd_nutpie`` (and the same of the
 quantiles), the range of the sd ratios (where the sd is >= 0.01), and the largest
@@ -48,17 +52,24 @@ from _realdata import load  # noqa: E402
 import evalbayes as eb  # noqa: E402
 
 K = [1, 16, 256]
-ARGS = {"smc": [], "nutpie": ["--method", "nutpie"], "beta-binomial": ["--model", "beta-binomial"]}
+ARGS = {"smc": [], "nutpie": ["--method", "nutpie"], "beta-binomial": ["--model", "beta-binomial"],
+        "smc-reference": []}
 
 
-def run_fit(source: str, method: str, out: Path) -> tuple[float, float, int]:
+def run_fit(source: str, method: str, out: Path, reference_src: Path | None = None
+            ) -> tuple[float, float, int]:
     """Wall and CPU seconds of one ``evalbayes fit`` process, and its exit code."""
+    env = ENV
+    if method == "smc-reference":
+        if reference_src is None:
+            raise SystemExit("smc-reference needs --reference-src DIR")
+        env = dict(ENV, PYTHONPATH=str(reference_src))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", "from evalbayes.cli import main; raise SystemExit(main())",
          "fit", source, "-o", str(out), *ARGS[method]],
-        env=ENV, capture_output=True, text=True, check=False,
+        env=env, capture_output=True, text=True, check=False,
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -107,6 +118,8 @@ def main() -> None:
     parser.add_argument("--subset", type=int, default=None,
                         help="keep this many systems, evenly spaced (SMC's draws of a system "
                         "do not depend on the others, so a subset checks agreement cheaply)")
+    parser.add_argument("--reference-src", type=Path, default=None,
+                        help="the src folder of another tree, for method smc-reference")
     parser.add_argument("--keep", type=Path, default=None,
                         help="folder to keep the fits in (default: a temporary one)")
     args = parser.parse_args()
@@ -132,20 +145,22 @@ def main() -> None:
             for method in args.methods:
                 out = folder / f"{name}-{method}.nc"
                 load_before = os.getloadavg()[0]
-                wall, cpu, rc = run_fit(source, method, out)
+                wall, cpu, rc = run_fit(source, method, out, args.reference_src)
                 times[method] = (wall, cpu)
                 print(f"  {method:14s} wall {wall:7.1f} s  cpu {cpu:7.1f} s  rc {rc}  "
                       f"load {load_before:.1f} -> {os.getloadavg()[0]:.1f}", flush=True)
-            for base in ("nutpie", "beta-binomial"):
+            for base in ("nutpie", "smc-reference", "beta-binomial"):
                 if base in times:
                     for method, (wall, cpu) in times.items():
                         if method != base:
                             print(f"  {method} / {base}: wall {wall / times[base][0]:.3f}, "
                                   f"cpu {cpu / times[base][1]:.3f}")
-            if "smc" in times and "nutpie" in times:
-                for key, value in agreement(folder / f"{name}-smc.nc",
-                                            folder / f"{name}-nutpie.nc").items():
-                    print(f"  agreement {key}: {value:.3f}")
+            for reference in ("nutpie", "smc-reference"):
+                if "smc" in times and reference in times:
+                    for key, value in agreement(folder / f"{name}-smc.nc",
+                                                folder / f"{name}-{reference}.nc").items():
+                        print(f"  agreement with {reference}: {key}: {value:.3f}")
+                    break
 
 
 if __name__ == "__main__":

@@ -153,3 +153,22 @@ def test_reader_flags_are_generated_from_the_readers_options():
     add_reader_args(own)
     args = own.parse_args(["--metric", "pass@k", "--reader-metric", "acc"])
     assert args.metric == "pass@k" and reader_options(args) == {"metric": "acc"}
+
+
+def test_default_fit_imports_neither_scipy_stats_nor_distributed(tmp_path):
+    """`evalbayes fit` of the default model pays for neither scipy.stats (~0.5 CPU-s: the
+    diagnostics rank ties themselves) nor distributed (~0.35 CPU-s: xarray's writer asks
+    for it to find the Dask scheduler), and the save leaves no blocked import behind."""
+    script = (
+        "import sys, io, contextlib\n"
+        "from evalbayes.cli import main\n"
+        "quiet = io.StringIO()\n"
+        "with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):\n"
+        f"    assert main(['fit', 'dataset:tinyagent', '-o', {str(tmp_path / 'f.nc')!r}]) == 0\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'distributed'\n"
+        "             or m.startswith('scipy.stats') or sys.modules[m] is None))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True)
+    assert ast.literal_eval(result.stdout.strip().splitlines()[-1]) == []
+    assert (tmp_path / "f.nc").stat().st_size > 0

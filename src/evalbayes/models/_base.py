@@ -476,9 +476,13 @@ class Model(Configured, ABC):
             raise ValueError(f"{self.name} does not support method={method!r}")
         self.check_data(data)
         groups = self.sample(data, sampler)
+        # R-hat and ESS a sampler already computed on its own draws (not part of the file)
+        known = groups.pop("convergence", None)
         # where the draws were computed is not part of the fit (nor a live client in it)
         sampler = replace(sampler, client=None, n_workers=None)
         result = self.posterior_class.from_groups(self, data, sampler, groups)
+        if known is not None and result.is_mcmc:
+            result._take_diagnostics({str(k): v.values for k, v in known.data_vars.items()})
         if check and result.is_mcmc:
             result.diagnostics(warn=True)
         return result

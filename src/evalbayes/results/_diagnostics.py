@@ -25,13 +25,14 @@ costs ~2 s, more than a whole small fit.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import fft, stats
+from scipy import fft
 from scipy.special import ndtri
 
 from evalbayes._core.rendering import Rendered, frame_text, jsonable
@@ -146,13 +147,17 @@ def _z_scale(values: np.ndarray) -> np.ndarray:
     cols, chains, draws = values.shape
     size = chains * draws
     flat = values.reshape(cols, size)
-    # ranks from one sort; columns with ties get scipy's average ranks
+    # ranks from one sort; columns with ties get average ranks
     order = np.argsort(flat, axis=1)
     rank = np.empty(flat.shape)
     np.put_along_axis(rank, order, np.arange(1.0, size + 1.0)[None, :], axis=1)
     tied = (np.diff(np.take_along_axis(flat, order, axis=1), axis=1) == 0).any(axis=1)
-    if tied.any():
-        rank[tied] = stats.rankdata(flat[tied], method="average", axis=1)
+    for row in np.flatnonzero(tied):  # average ranks (scipy's rankdata "average") of ties
+        ordered = np.take_along_axis(flat[row], order[row], axis=0)
+        first = np.r_[True, ordered[1:] != ordered[:-1]]
+        start = np.flatnonzero(first)
+        stop = np.r_[start[1:], size]
+        rank[row, order[row]] = ((start + stop + 1) / 2.0)[np.cumsum(first) - 1]
     return ndtri((rank - 0.375) / (size + 0.25)).reshape(values.shape)  # norm.ppf's kernel
 
 
@@ -280,11 +285,16 @@ def ess_tail(values: np.ndarray, prob: float = TAIL_PROB) -> np.ndarray:
     return out.reshape(rest)
 
 
-def _per_parameter(posterior: xr.Dataset) -> pd.DataFrame:
+def _per_parameter(posterior: xr.Dataset,
+                   known: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
     rows = []
     for name in posterior.data_vars:
         draws = posterior[name].transpose("chain", "draw", ...).values
-        r, eb, et = (np.atleast_1d(v) for v in rhat_ess(draws))
+        given = None if known is None else known.get(str(name))
+        if given is not None and given.shape == (3, *draws.shape[2:]):
+            r, eb, et = (np.atleast_1d(v) for v in given)
+        else:
+            r, eb, et = (np.atleast_1d(v) for v in rhat_ess(draws))
         labels = _labels(posterior[name])
         for i, label in enumerate(labels):
             rows.append(
@@ -317,10 +327,18 @@ def _worst(table: pd.DataFrame, column: str, *, largest: bool) -> tuple[float, s
 
 
 def convergence_diagnostics(
-    posterior: xr.Dataset, sample_stats: xr.Dataset | None, *, warn: bool = True
+    posterior: xr.Dataset, sample_stats: xr.Dataset | None, *, warn: bool = True,
+    known: Mapping[str, np.ndarray] | None = None,
 ) -> Diagnostics:
-    """Compute R-hat, ESS and divergences and warn loudly when a bar is missed."""
-    table = _per_parameter(posterior)
+    """Compute R-hat, ESS and divergences and warn loudly when a bar is missed.
+
+    ``known`` maps a posterior variable to its :func:`rhat_ess` already computed on exactly
+    these draws (stacked: R-hat, bulk ESS, tail ESS; shape ``(3, *dims less chain and
+    draw)``, in the variable's dimension order), as a sampler that checks its own draws
+    has them (the rate grid's SMC, :mod:`evalbayes.models.rate_grid._smc`): they are taken
+    as they are instead of computed twice. Every other variable is computed.
+    """
+    table = _per_parameter(posterior, known)
     draws = int(posterior.sizes["chain"] * posterior.sizes["draw"])
     divergences = 0
     if sample_stats is not None and "diverging" in sample_stats:

@@ -110,13 +110,34 @@ class FittedModel(Protocol):
 
 
 
+@contextlib.contextmanager
+def _without_distributed() -> Any:
+    """xarray's writer asks which Dask scheduler is active by importing ``distributed``
+    (dask's ``get_scheduler`` and xarray's lock both do; ~0.35 CPU-s, a fifth of a small
+    fit's start-up); with ``distributed`` not imported no Dask client can exist in this
+    process, so the answer is known: the import is answered "not installed"
+    (``sys.modules[name] = None``, which both catch) for the write only. (Another thread
+    that imports ``distributed`` during those milliseconds would be told the same; start
+    a Dask client before saving from threads.)"""
+    blocked = [name for name in ("distributed", "dask.distributed") if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for name in blocked:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+
+
 def _local_writes() -> contextlib.AbstractContextManager[Any]:
     """Inside a Dask worker (``fit-suite``), xarray guards a write with a cluster-wide lock
     named by its target, which for an in-memory target the scheduler does not know ("Semaphore
     or Lock <BytesIO> not known"): the write is local to this process, so it runs with dask's
-    synchronous scheduler, which takes no such lock. Elsewhere nothing changes."""
+    synchronous scheduler, which takes no such lock. Without ``distributed`` imported, the
+    write does not import it (:func:`_without_distributed`)."""
     if "distributed" not in sys.modules:
-        return contextlib.nullcontext()
+        return _without_distributed()
     import dask
 
     return dask.config.set(scheduler="synchronous")
@@ -599,6 +620,12 @@ class Posterior(Rendered):
             )
         return diag.passed
 
+    def _take_diagnostics(self, known: dict[str, np.ndarray]) -> None:
+        """Keep the R-hat and ESS a sampler already computed on these very draws
+        (:func:`~evalbayes.results.convergence_diagnostics`' ``known``), so that
+        :meth:`diagnostics` does not compute them again. Used by the model's ``fit`` only."""
+        self._memo["known diagnostics"] = known
+
     def diagnostics(self, *, warn: bool = True) -> Diagnostics:
         """R-hat, ESS and divergences; warns (:class:`ConvergenceWarning`) on failure.
 
@@ -615,7 +642,8 @@ class Posterior(Rendered):
                 )
         if "diagnostics" not in self._memo:  # R-hat and ESS of every parameter: once per fit
             self._memo["diagnostics"] = convergence_diagnostics(
-                self.posterior, self.sample_stats, warn=False
+                self.posterior, self.sample_stats, warn=False,
+                known=self._memo.get("known diagnostics"),
             )
         result = self._memo["diagnostics"]
         if warn and not self.approximate:

@@ -17,7 +17,7 @@ from evalbayes.models import RateGridModel
 from evalbayes.models.rate_grid._model import _PRUNE, grid_log_likelihood
 from evalbayes.models.rate_grid._smc import SystemRows, _next_beta, _systematic, system_seed
 from evalbayes.results import ConvergenceWarning
-from evalbayes.results._diagnostics import ess_bulk
+from evalbayes.results._diagnostics import convergence_diagnostics, ess_bulk
 
 K = np.array([1.0, 4.0, 16.0])
 
@@ -140,6 +140,17 @@ def test_fit_passes_diagnostics_and_records_stages(smc_fit):
     assert np.all(stats["smc_stages"].values >= 1) and np.all(stats["smc_passed"].values)
     assert smc_fit.posterior["coef"].dims == ("chain", "draw", "system", "term")
     assert smc_fit.posterior["coef"].shape == (4, 1000, 2, smc_fit.model.basis.shape[1])
+
+
+def test_fit_reuses_the_bars_check_diagnostics(smc_fit):
+    """The fit's R-hat and ESS come from SMC's own bars check (not computed twice): they
+    equal those computed afresh from the saved draws."""
+    assert smc_fit._memo["known diagnostics"]["coef"].shape == (3, 2, smc_fit.model.basis.shape[1])
+    fresh = convergence_diagnostics(smc_fit.posterior, smc_fit.sample_stats, warn=False)
+    kept = smc_fit.diagnostics(warn=False)
+    assert kept.table["parameter"].tolist() == fresh.table["parameter"].tolist()
+    for column in ("rhat", "ess_bulk", "ess_tail"):
+        assert np.array_equal(kept.table[column].values, fresh.table[column].values), column
 
 
 def test_same_seed_same_draws_and_subset_of_systems():

@@ -70,7 +70,10 @@ class SMCSettings:
     Attributes
     ----------
     moves, final_moves : int
-        Slice-sampling sweeps per particle after each resampling, and at ``beta = 1``.
+        Slice-sampling sweeps per particle after each resampling, and at ``beta = 1``. One
+        and two (2 and 4 before 2026-12-06: 1.9x the likelihood evaluations on SWE-bench
+        Verified for the same posterior; a system whose pseudo-chains then miss the bars
+        gets ``extra_moves`` more until they pass, benchmarks/speed/default_fit.md).
     ess_fraction : float
         Each step keeps this fraction of the particles' effective sample size.
     dof : float
@@ -81,8 +84,8 @@ class SMCSettings:
         and the most such rounds.
     """
 
-    moves: int = 2
-    final_moves: int = 4
+    moves: int = 1
+    final_moves: int = 2
     ess_fraction: float = 0.5
     dof: float = 5.0
     extra_moves: int = 2
@@ -188,16 +191,21 @@ class SystemFit:
     evaluations: int
     log_marginal: float
     passed: bool
+    #: R-hat, bulk and tail ESS of each term of the final pseudo-chains, ``(3, term)``
+    #: (None with fewer than 4 draws per chain)
+    convergence: np.ndarray | None = None
 
 
-def _bars_met(coef: np.ndarray, chains: int) -> bool:
+def _bars_met(coef: np.ndarray, chains: int) -> tuple[bool, np.ndarray | None]:
+    """Whether the pseudo-chains meet the bars, and their :func:`rhat_ess` ``(3, term)``."""
     draws = coef.reshape(chains, -1, coef.shape[1])
     if draws.shape[1] < 4:
-        return True
+        return True, None
     rhat, bulk, tail = rhat_ess(draws)
+    stats = np.stack([rhat, bulk, tail])
     if chains >= 2 and not np.nanmax(rhat) <= RHAT_MAX:
-        return False
-    return bool(np.nanmin(bulk) >= ESS_MIN and np.nanmin(tail) >= ESS_MIN)
+        return False, stats
+    return bool(np.nanmin(bulk) >= ESS_MIN and np.nanmin(tail) >= ESS_MIN), stats
 
 
 def smc_system(rows: SystemRows, basis: np.ndarray, prior_sd: float, chains: int, draws: int,
@@ -231,12 +239,12 @@ def smc_system(rows: SystemRows, basis: np.ndarray, prior_sd: float, chains: int
         stages += 1
         evaluations += sweep(settings.final_moves if beta >= 1.0 else settings.moves)
     extra = 0
-    passed = _bars_met(x, chains)
+    passed, convergence = _bars_met(x, chains)
     while not passed and extra < settings.max_extra_rounds:
         evaluations += sweep(settings.extra_moves)
         extra += 1
-        passed = _bars_met(x, chains)
-    return SystemFit(x, stages, extra, evaluations, log_marginal, passed)
+        passed, convergence = _bars_met(x, chains)
+    return SystemFit(x, stages, extra, evaluations, log_marginal, passed, convergence)
 
 
 def smc_systems(items: Sequence[tuple[SystemRows, object, float]], basis: np.ndarray,
@@ -278,9 +286,13 @@ def smc_posterior(rows: Sequence[SystemRows], labels: Sequence[object], basis: n
                   prior_sd: float | Sequence[float] | np.ndarray, chains: int, draws: int,
                   seed: int, settings: SMCSettings = SMCSettings(), client: Any = None,
                   n_workers: int | None = None) -> dict[str, xr.Dataset]:
-    """Every system's SMC run: ``posterior`` (``coef``, dims chain, draw, system, term) and
+    """Every system's SMC run: ``posterior`` (``coef``, dims chain, draw, system, term),
     ``sample_stats`` (per system: ``smc_stages``, ``smc_extra_rounds``,
-    ``smc_likelihood_evaluations``, ``log_marginal_likelihood``, ``smc_passed``).
+    ``smc_likelihood_evaluations``, ``log_marginal_likelihood``, ``smc_passed``) and
+    ``convergence``: ``coef``'s R-hat, bulk and tail ESS (dims statistic, system, term), which
+    the bars check computed on exactly these draws (each system's pseudo-chains are its
+    columns of ``coef``), so that the fit's diagnostics need not compute them again (absent
+    with fewer than 4 draws per chain).
 
     ``prior_sd`` is one prior sd for every system or one per system (the rate grid's
     ``coef_prior="auto"`` picks it from each system's trials per task); a system's draws
@@ -296,6 +308,7 @@ def smc_posterior(rows: Sequence[SystemRows], labels: Sequence[object], basis: n
     items = [(r, label, float(sd)) for r, label, sd in zip(rows, labels, sds, strict=True)]
     basis = np.ascontiguousarray(basis, dtype=float)
     coef = np.empty((chains, draws, len(items), basis.shape[1]))
+    convergence: list[np.ndarray | None] = []
     stats: dict[str, list[Any]] = {name: [] for name in _STATS}
     with ExitStack() as stack:
         if client is not None or n_workers is not None:
@@ -309,6 +322,7 @@ def smc_posterior(rows: Sequence[SystemRows], labels: Sequence[object], basis: n
             fits = map(run, items)
         for i, fit in enumerate(fits):  # each system's particles into place as they come
             coef[:, :, i] = fit.coef.reshape(chains, draws, -1)
+            convergence.append(fit.convergence)
             for name, attribute in _STATS.items():
                 stats[name].append(getattr(fit, attribute))
     posterior = xr.Dataset(
@@ -318,7 +332,13 @@ def smc_posterior(rows: Sequence[SystemRows], labels: Sequence[object], basis: n
     )
     sample_stats = xr.Dataset({name: ("system", np.array(values))
                                for name, values in stats.items()})
-    return {"posterior": posterior, "sample_stats": sample_stats}
+    groups = {"posterior": posterior, "sample_stats": sample_stats}
+    known = [c for c in convergence if c is not None]
+    if items and len(known) == len(items):
+        groups["convergence"] = xr.Dataset(
+            {"coef": (("statistic", "system", "term"), np.stack(known, axis=1))},
+            coords={"statistic": ["rhat", "ess_bulk", "ess_tail"]})
+    return groups
 
 
 #: ``sample_stats`` variable -> :class:`SystemFit` attribute.

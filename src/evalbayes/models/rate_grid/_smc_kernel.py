@@ -49,23 +49,57 @@ __all__ = ["log_likelihoods", "move"]
 
 #: A row sum below this is recomputed in log space (no underflow to ``log 0``).
 _TINY = 1e-280
+#: ``log2(e)`` and ``log(2)`` in two parts (Cody and Waite), for :func:`_exp_nonpositive`.
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+
+
+@njit(cache=True, nogil=True)
+def _exp_nonpositive(rel: np.ndarray, out: np.ndarray, bits: np.ndarray) -> None:
+    """``out = exp(rel)`` for ``rel <= 0``, in loops the compiler vectorises (numba's scalar
+    ``exp`` is a library call per element, most of a likelihood evaluation's time).
+
+    ``exp(x) = 2^k exp(r)`` with ``k = round(x / log 2)`` and ``r = x - k log 2`` (``log 2``
+    in two parts, W. J. Cody and W. Waite, *Software Manual for the Elementary Functions*,
+    Prentice-Hall 1980, ch. 6), ``|r| <= log(2) / 2``, ``exp(r)`` by its Taylor polynomial to
+    ``r^12 / 12!`` (truncation < 2e-16 relative) and ``2^k`` written into the exponent bits
+    (``bits``: int64 scratch of ``rel``'s length). Within ~2 ulp of ``exp`` where
+    ``exp(rel) >= 2^-1022``; below that (subnormal, ~1e-308 of the largest weight, which is
+    1) it gives 0.
+    """
+    scale = bits.view(np.float64)
+    for j in range(rel.shape[0]):
+        x = max(rel[j], -745.0)
+        k = np.floor(x * _LOG2E + 0.5)
+        r = (x - k * _LN2_HI) - k * _LN2_LO
+        out[j] = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
+            1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
+                1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
+                    1.0 / 479001600))))))))))))
+        bits[j] = np.int64(max(k + 1023.0, 0.0)) << 52
+    for j in range(rel.shape[0]):
+        out[j] *= scale[j]
 
 
 @njit(cache=True, nogil=True)
 def _loglik(logits: np.ndarray, row_start: np.ndarray, pair_node: np.ndarray,
             pair_lik: np.ndarray, pair_ll: np.ndarray, row_w: np.ndarray, total_w: float,
-            g: np.ndarray) -> float:
+            g: np.ndarray, bits: np.ndarray) -> float:
     """``sum_r w_r log sum_{(r, j)} exp(pair_ll) g_j`` with ``g = softmax(logits)``.
 
-    ``pair_lik = exp(pair_ll)`` (each row's best node has ``pair_ll = 0``); ``g`` is scratch
-    of the support's length. The row sums use ``g`` relative to its largest weight and the
-    normaliser once (``- W log sum_j exp(logits_j - max)``); a row whose sum underflows is
-    summed again in log space.
+    ``pair_lik = exp(pair_ll)`` (each row's best node has ``pair_ll = 0``); ``g`` and
+    ``bits`` are scratch of the support's length (:func:`_exp_nonpositive`). The row sums
+    use ``g`` relative to its largest weight and the normaliser once
+    (``- W log sum_j exp(logits_j - max)``); a row whose sum underflows is summed again in
+    log space. ``logits`` is left less its largest.
     """
     top = logits.max()
+    for j in range(logits.shape[0]):
+        logits[j] -= top
+    _exp_nonpositive(logits, g, bits)
     norm = 0.0
     for j in range(logits.shape[0]):
-        g[j] = math.exp(logits[j] - top)
         norm += g[j]
     total = -total_w * math.log(norm)
     for r in range(row_w.shape[0]):
@@ -94,10 +128,10 @@ def _loglik(logits: np.ndarray, row_start: np.ndarray, pair_node: np.ndarray,
             continue
         best = -np.inf
         for p in range(row_start[r], row_start[r + 1]):
-            best = max(best, pair_ll[p] + logits[pair_node[p]] - top)
+            best = max(best, pair_ll[p] + logits[pair_node[p]])
         acc = 0.0
         for p in range(row_start[r], row_start[r + 1]):
-            acc += math.exp(pair_ll[p] + logits[pair_node[p]] - top - best)
+            acc += math.exp(pair_ll[p] + logits[pair_node[p]] - best)
         total += row_w[r] * (best + math.log(acc))
     return total
 
@@ -112,15 +146,20 @@ def log_likelihoods(x: np.ndarray, basis: np.ndarray, row_start: np.ndarray,
     support = basis.shape[0]
     out = np.empty(n_part)
     g = np.empty(support)
+    bits = np.empty(support, dtype=np.int64)
     logits = np.empty(support)
     total_w = row_w.sum()
+    basis_t = basis.T.copy()
     for i in range(n_part):
-        for j in range(support):
-            acc = 0.0
-            for d in range(basis.shape[1]):
-                acc += basis[j, d] * x[i, d]
-            logits[j] = acc
-        out[i] = _loglik(logits, row_start, pair_node, pair_lik, pair_ll, row_w, total_w, g)
+        # Q x over the nodes for each term in turn: independent lanes the compiler
+        # vectorises (a sum over the terms per node is one chain of dependent additions)
+        logits[:] = 0.0
+        for d in range(basis.shape[1]):
+            xd = x[i, d]
+            for j in range(support):
+                logits[j] += basis_t[d, j] * xd
+        out[i] = _loglik(logits, row_start, pair_node, pair_lik, pair_ll, row_w, total_w, g,
+                         bits)
     return out
 
 
@@ -142,8 +181,10 @@ def move(x: np.ndarray, ll: np.ndarray, beta: float, prior_sd: float, mu: np.nda
     prec = 1.0 / (prior_sd * prior_sd)
     half_dof_d = 0.5 * (dof + dim)
     g = np.empty(support)
+    bits = np.empty(support, dtype=np.int64)
     logits = np.empty(support)
     l_mu = basis @ mu
+    basis_t = basis.T.copy()
     l_d = np.empty(support)
     l_v = np.empty(support)
     d = np.empty(dim)
@@ -178,14 +219,14 @@ def move(x: np.ndarray, ll: np.ndarray, beta: float, prior_sd: float, mu: np.nda
                 sq += x[i, a] * x[i, a]
             log_y = (beta * ll[i] - 0.5 * prec * sq + half_dof_d * math.log1p(q / dof)
                      + math.log(np.random.random()))
-            for j in range(support):
-                acc_d = 0.0
-                acc_v = 0.0
-                for a in range(dim):
-                    acc_d += basis[j, a] * d[a]
-                    acc_v += basis[j, a] * v[a]
-                l_d[j] = acc_d
-                l_v[j] = acc_v
+            l_d[:] = 0.0  # Q d and Q v, term by term (vectorised over the nodes)
+            l_v[:] = 0.0
+            for a in range(dim):
+                da = d[a]
+                va = v[a]
+                for j in range(support):
+                    l_d[j] += basis_t[a, j] * da
+                    l_v[j] += basis_t[a, j] * va
             theta = 2.0 * math.pi * np.random.random()
             lo = theta - 2.0 * math.pi
             hi = theta
@@ -202,7 +243,7 @@ def move(x: np.ndarray, ll: np.ndarray, beta: float, prior_sd: float, mu: np.nda
                 for j in range(support):
                     logits[j] = l_mu[j] + l_d[j] * cos_t + l_v[j] * sin_t
                 llp = _loglik(logits, row_start, pair_node, pair_lik, pair_ll, row_w,
-                              total_w, g)
+                              total_w, g, bits)
                 evals += 1
                 if beta * llp - 0.5 * prec * sq + half_dof_d * math.log1p(qp / dof) > log_y:
                     for a in range(dim):
