@@ -25,7 +25,7 @@ from evalbayes.models import model_from_config
 from evalbayes.models.graded import ScoreModel, ScorePosterior
 from evalbayes.models.graded._posterior import SCORE_FIT_FORMAT
 from evalbayes.results._fingerprint import fit_fingerprint, mismatches
-from evalbayes.results._posterior import FIT_FORMAT, Posterior
+from evalbayes.results._posterior import CONVERGENCE_GROUP, FIT_FORMAT, Posterior
 
 __all__ = ["FORMATS", "load"]
 
@@ -66,9 +66,14 @@ def _count_fit(path: Path, model: Any, sampler: SamplerConfig,
         raise ValueError(f"{path}: a c-of-n fit file whose model is the graded model "
                          f"{model.name!r} (edited or corrupted; refit the data)")
     data = EvalData.from_dataset(groups["observed_data"])
+    groups = dict(groups)
+    convergence = groups.pop(CONVERGENCE_GROUP, None)  # fingerprinted with the rest
     rebuilt = xr.DataTree.from_dict(groups)
     rebuilt.attrs.update(attrs)
-    return model.posterior_class(model=model, data=data, sampler=sampler, tree=rebuilt)
+    posterior = model.posterior_class(model=model, data=data, sampler=sampler, tree=rebuilt)
+    if convergence is not None and posterior.is_mcmc:
+        posterior._take_diagnostics({str(k): v.values for k, v in convergence.data_vars.items()})
+    return posterior
 
 
 def _score_fit(path: Path, model: Any, sampler: SamplerConfig,

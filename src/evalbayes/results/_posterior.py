@@ -63,6 +63,10 @@ from evalbayes.results._fingerprint import fit_fingerprint
 __all__ = ["FIT_FORMAT", "FittedModel", "Posterior", "PosteriorPredictiveCheck"]
 
 FIT_FORMAT = "evalbayes-posterior/2"
+#: the saved fit's group of per-parameter R-hat and ESS (:meth:`Posterior.save`), and its
+#: ``statistic`` coordinate
+CONVERGENCE_GROUP = "convergence"
+CONVERGENCE_STATISTICS = ("rhat", "ess_bulk", "ess_tail")
 PPC_MAX_COUNT_BINS = 100  # Posterior.ppc: count bins up to this n, rate bins above
 
 
@@ -626,6 +630,22 @@ class Posterior(Rendered):
         :meth:`diagnostics` does not compute them again. Used by the model's ``fit`` only."""
         self._memo["known diagnostics"] = known
 
+    def _convergence_dataset(self) -> xr.Dataset:
+        """Each posterior variable's R-hat, bulk and tail ESS (dims ``statistic`` and the
+        variable's own), as :meth:`save` stores them in the ``convergence`` group: the
+        layout :func:`~evalbayes.results.convergence_diagnostics`' ``known`` takes back."""
+        table = self.diagnostics(warn=False).table
+        posterior = self.posterior
+        out, start = {}, 0
+        for name in posterior.data_vars:
+            dims = [d for d in posterior[name].dims if d not in ("chain", "draw")]
+            shape = tuple(posterior.sizes[d] for d in dims)
+            size = int(np.prod(shape, dtype=int))
+            block = table.iloc[start:start + size][list(CONVERGENCE_STATISTICS)].to_numpy()
+            start += size
+            out[str(name)] = (("statistic", *dims), block.T.reshape(3, *shape))
+        return xr.Dataset(out, coords={"statistic": list(CONVERGENCE_STATISTICS)})
+
     def diagnostics(self, *, warn: bool = True) -> Diagnostics:
         """R-hat, ESS and divergences; warns (:class:`ConvergenceWarning`) on failure.
 
@@ -741,6 +761,8 @@ class Posterior(Rendered):
             raise ValueError(f"{path}: is a directory; give a file name such as fit.nc")
         path.parent.mkdir(parents=True, exist_ok=True)
         tree = self.tree.copy()
+        if self.is_mcmc:  # read back by load, so that no command computes them again
+            tree[CONVERGENCE_GROUP] = xr.DataTree(self._convergence_dataset())
         groups = {name: node.to_dataset() for name, node in tree.children.items()}
         fingerprint = fit_fingerprint(
             groups, json.loads(tree.attrs["model_config"]), json.loads(tree.attrs["sampler"])

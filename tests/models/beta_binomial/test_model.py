@@ -6,6 +6,7 @@ import json
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 
@@ -231,6 +232,11 @@ def _flip_divergences(tree):
     tree["sample_stats"] = xr.DataTree(stats.assign(diverging=~stats["diverging"].astype(bool)))
 
 
+def _hide_bad_rhat(tree):
+    stats = tree["convergence"].to_dataset()
+    tree["convergence"] = xr.DataTree(stats.assign(kappa=stats["kappa"] * 0 + 1.0))
+
+
 def _rename_task(tree):
     observed = tree["observed_data"].to_dataset()
     tasks = [str(t) for t in observed["task"].values]
@@ -246,6 +252,7 @@ def _rename_task(tree):
         ("draws", _scale_draws, "'posterior' group changed"),
         ("stats", _flip_divergences, "'sample_stats' group changed"),
         ("coords", _rename_task, "'observed_data' group changed"),
+        ("convergence", _hide_bad_rhat, "'convergence' group changed"),
     ],
 )
 def test_load_refuses_edited_fits_naming_what_changed(tmp_path, tinyagent_fit, name, edit, what):
@@ -254,6 +261,30 @@ def test_load_refuses_edited_fits_naming_what_changed(tmp_path, tinyagent_fit, n
     tampered = _edit_saved_fit(tinyagent_fit, tmp_path, name, edit)
     with pytest.raises(ValueError, match=what):
         evalbayes.load(tampered)
+
+
+def test_saved_diagnostics_are_read_back_not_recomputed(tmp_path, tinyagent_fit, monkeypatch):
+    """save stores each parameter's R-hat and ESS (the ``convergence`` group); load reads
+    them back instead of computing them again, and they equal a fresh computation on the
+    loaded draws."""
+    from evalbayes.results import _diagnostics
+
+    path = tinyagent_fit.save(tmp_path / "fit.nc")
+    fresh = _diagnostics.convergence_diagnostics(
+        tinyagent_fit.posterior, tinyagent_fit.sample_stats, warn=False
+    )
+    calls = []
+    real = _diagnostics.rhat_ess
+    monkeypatch.setattr(_diagnostics, "rhat_ess", lambda v: calls.append(1) or real(v))
+    restored = evalbayes.load(path)
+    loaded = restored.diagnostics(warn=False)
+    assert calls == []
+    assert "convergence" not in restored.tree.children
+    pd.testing.assert_frame_equal(loaded.table, fresh.table)
+    assert loaded.problems == fresh.problems
+    # saving the loaded fit again writes the same file content
+    again = evalbayes.load(restored.save(tmp_path / "again.nc"))
+    pd.testing.assert_frame_equal(again.diagnostics(warn=False).table, fresh.table)
 
 
 def test_config_round_trip_and_registry():
