@@ -255,17 +255,18 @@ def _progress(rows):
 
 def table(rows: list[dict]) -> str:
     df = pd.DataFrame(rows)
+    ks = sorted({int(col.split("@")[1]) for col in df.columns if col.startswith("cov@")})
     lines = []
     for (bench, estimand, tasks), part in df.groupby(["benchmark", "estimand", "tasks"],
                                                        sort=False):
         lines.append(f"\n### {bench}, {estimand} estimand, {tasks} tasks "
                      f"(up to {part.seed.nunique()} seeds per m; coverage pooled over the "
                      "systems)\n")
-        header = "| m | model | " + " | ".join(f"k={k}" for k in KS) + " | mean s |"
-        lines += [header, "|" + "---|" * (len(KS) + 3)]
+        header = "| m | model | " + " | ".join(f"k={k}" for k in ks) + " | mean s |"
+        lines += [header, "|" + "---|" * (len(ks) + 3)]
         for (m, model), g in part.groupby(["m", "model"], sort=False):
             cells = []
-            for k in KS:
+            for k in ks:
                 cov, covp, width = g[f"cov@{k}"].mean(), g[f"cov+@{k}"].mean(), g[
                     f"width@{k}"].mean()
                 miss = ""
