@@ -230,7 +230,13 @@ def _options(text: str) -> dict:
     return out
 
 
+PER_SYSTEM = False
+
+
 def _row(bench, estimand, tasks, m, seed, model, sc, seconds, diag):
+    if PER_SYSTEM:  # (system, k) lists: which system missed, and to which side
+        diag = {**diag, **{f"{key}_by_system": sc[key].astype(int).tolist()
+                           for key in ("cov", "above", "below")}}
     return {
         "benchmark": bench, "estimand": estimand, "tasks": tasks, "m": m, "seed": seed,
         "model": model, "seconds": round(seconds, 1),
@@ -281,7 +287,7 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
-    global KS, OUT
+    global KS, OUT, PER_SYSTEM
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coef-prior", type=float, nargs="+", default=None,
                         help="also fit RateGridModel(coef_prior=X), labelled rate-grid:X "
@@ -309,6 +315,9 @@ def main(argv=None) -> int:
                         choices=("tasks", "population"))
     parser.add_argument("--benchmarks", nargs="+", default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--per-system", action="store_true",
+                        help="also store each row's per-system (system x k) cover / above / "
+                        "below flags (systems in the order printed)")
     parser.add_argument("--models", nargs="+", default=None,
                         help="only these of beta-binomial, bb-none, rate-grid, rate-grid-grid "
                         "(population=\"independent\"), rate-grid-bootstrap "
@@ -319,6 +328,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.ks:
         KS = np.array(sorted(set(args.ks)))
+    PER_SYSTEM = args.per_system
     if args.pool:
         rows = [row for path in args.pool for row in json.loads(path.read_text())["rows"]
                 if not args.models or row["model"] in args.models]
