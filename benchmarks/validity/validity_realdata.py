@@ -24,9 +24,16 @@ subsample, and we record whether the 95 % equal-tailed interval covers the truth
   per-task unbiased pass@k (defined for k <= m only). The retired task-effects and task-grid
   models are gone from the options; their rows stay in ``../experimental/results/`` and in
   ``results/`` (``--pool`` still reads them).
-* Systems: those with at least 1024 samples on every task (so the truth exists at k = 1024);
-  a subset of ``--systems`` of them, evenly spaced in full-data pass@1 rank (documented in the
-  output), because one joint fit of all 46 x 164 cells takes ~30 min on this loaded machine.
+* Systems: those with at least max(k) samples on every task (so the truth exists at every k;
+  1024 by default); a subset of ``--systems`` of them, evenly spaced in full-data pass@1 rank
+  (documented in the output), because one joint fit of all 46 x 164 cells takes ~30 min on
+  this loaded machine.
+* AIME 2024 / 2025 (issue 27): 30 tasks each, ~1100 samples per cell; ``--benchmarks AIME2024
+  AIME2025 --systems 48 --ks 1 4 16 64 256 512 --fit-defaults`` (k <= 16 m at m = 32; the rate
+  grid's SMC with ``Model.fit``'s own draws). Each row also records the share of intervals
+  wholly above (``above@k``) and below (``below@k``) the truth: the misses' direction.
+* ``--variant key=value,...`` fits ``RateGridModel(**options)`` beside the others (e.g.
+  ``grid_limit=10``), labelled ``rate-grid:<options>``.
 
 Usage: ``python benchmarks/validity/validity_realdata.py [--quick] [--out results.json]``
 (stored runs: ``--out benchmarks/validity/results/<name>.json``, the printed output beside it
@@ -56,7 +63,8 @@ DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "noise_highk_te
 if not DATA.exists():
     DATA = Path("/work/shared/data/noise_highk_temp0.7.csv.gz")
 KS = np.array([1, 4, 16, 64, 256, 1024])
-BENCHMARKS = {"HumanEval+": "human_eval_plus", "MATH500": "math500_cot"}
+BENCHMARKS = {"HumanEval+": "human_eval_plus", "MATH500": "math500_cot",
+              "AIME2024": "aime2024_cot", "AIME2025": "aime2025_cot"}
 
 
 def load(benchmark: str, n_systems: int, max_tasks: int | None, seed: int = 0):
@@ -64,10 +72,10 @@ def load(benchmark: str, n_systems: int, max_tasks: int | None, seed: int = 0):
     d = d[d.benchmark == benchmark]
     n = d.pivot(index="system", columns="task_id", values="n")
     c = d.pivot(index="system", columns="task_id", values="c")
-    keep = n.min(axis=1) >= KS.max()
+    keep = n.min(axis=1) >= KS.max()  # the truth exists at every k
     n, c = n[keep], c[keep]
     rate = (c / n).mean(axis=1).sort_values()
-    idx = np.linspace(0, len(rate) - 1, n_systems).round().astype(int)
+    idx = np.linspace(0, len(rate) - 1, min(n_systems, len(rate))).round().astype(int)
     systems = list(rate.index[idx])
     n, c = n.loc[systems], c.loc[systems]
     tasks = list(n.columns)
@@ -117,12 +125,16 @@ def task_bootstrap(n, c, ks, replicates=2000, seed=0):
 
 
 def score(lo, hi, truth, se):
+    """Per (system, k): covered (raw, and truth-noise corrected), the interval wholly above
+    the truth (``above``: a miss by over-estimating) or below it, and the width."""
     half = (hi - lo) / 2
     mid = (hi + lo) / 2
     wide = np.sqrt(half**2 + (1.96 * se) ** 2)
     return {
         "cov": (lo <= truth) & (truth <= hi),
         "cov+": np.abs(truth - mid) <= wide,
+        "above": lo > truth,
+        "below": hi < truth,
         "width": hi - lo,
     }
 
@@ -130,7 +142,7 @@ def score(lo, hi, truth, se):
 def fit_intervals(model, data, estimand, sampler):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        post = model.fit(data, check=False, **sampler)
+        post = model.fit(data, check=False, **sampler.get(model.default_method, sampler["*"]))
         draws = post.pass_at_k(KS, estimand=estimand)
     diag = {}
     if post.sample_stats is not None and "diverging" in post.sample_stats:
@@ -140,7 +152,11 @@ def fit_intervals(model, data, estimand, sampler):
 
 def run(args) -> list[dict]:
     rows: list[dict] = []
-    sampler = {"draws": args.draws, "tune": args.draws, "chains": 2, "seed": 1}
+    # 2 x (draws + draws) for every sampler (SMC: 2 x draws particles); --fit-defaults: the
+    # rate grid's SMC with Model.fit's own defaults (4 x 1000 particles), as a user gets it
+    sampler = {"*": {"draws": args.draws, "tune": args.draws, "chains": 2, "seed": 1}}
+    if args.fit_defaults:
+        sampler["smc"] = {"seed": 1}
     models = {
         "beta-binomial": BetaBinomialModel(),
         "bb-none": BetaBinomialModel(pooling="none"),
@@ -152,6 +168,8 @@ def run(args) -> list[dict]:
         models[f"rate-grid:{sd:g}"] = RateGridModel(coef_prior=sd)
     if args.models:
         models = {name: model for name, model in models.items() if name in args.models}
+    for text in args.variant or ():  # fitted whatever --models says
+        models[f"rate-grid:{text}"] = RateGridModel(**_options(text))
     for label, bench in BENCHMARKS.items():
         if args.benchmarks and label not in args.benchmarks:
             continue
@@ -198,11 +216,31 @@ def run(args) -> list[dict]:
     return rows
 
 
+def _options(text: str) -> dict:
+    """``"grid_limit=10,tail_terms=4"`` -> ``{"grid_limit": 10, "tail_terms": 4}`` (values
+    read as Python literals)."""
+    import ast
+
+    out = {}
+    for part in filter(None, text.split(",")):
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise SystemExit(f"--variant {text!r}: expected key=value, got {part!r}")
+        out[key.strip()] = ast.literal_eval(value.strip())
+    return out
+
+
+PER_SYSTEM = False
+
+
 def _row(bench, estimand, tasks, m, seed, model, sc, seconds, diag):
+    if PER_SYSTEM:  # (system, k) lists: which system missed, and to which side
+        diag = {**diag, **{f"{key}_by_system": sc[key].astype(int).tolist()
+                           for key in ("cov", "above", "below")}}
     return {
         "benchmark": bench, "estimand": estimand, "tasks": tasks, "m": m, "seed": seed,
         "model": model, "seconds": round(seconds, 1),
-        **{f"{key}@{k}": float(v) for key in ("cov", "cov+", "width")
+        **{f"{key}@{k}": float(v) for key in ("cov", "cov+", "above", "below", "width")
            for k, v in zip(KS, np.nanmean(np.where(np.isnan(sc["width"]), np.nan,
                                                     sc[key].astype(float)), axis=0),
                            strict=True)},
@@ -223,30 +261,40 @@ def _progress(rows):
 
 def table(rows: list[dict]) -> str:
     df = pd.DataFrame(rows)
+    ks = sorted({int(col.split("@")[1]) for col in df.columns if col.startswith("cov@")})
     lines = []
     for (bench, estimand, tasks), part in df.groupby(["benchmark", "estimand", "tasks"],
                                                        sort=False):
         lines.append(f"\n### {bench}, {estimand} estimand, {tasks} tasks "
                      f"(up to {part.seed.nunique()} seeds per m; coverage pooled over the "
                      "systems)\n")
-        header = "| m | model | " + " | ".join(f"k={k}" for k in KS) + " | mean s |"
-        lines += [header, "|" + "---|" * (len(KS) + 3)]
+        header = "| m | model | " + " | ".join(f"k={k}" for k in ks) + " | mean s |"
+        lines += [header, "|" + "---|" * (len(ks) + 3)]
         for (m, model), g in part.groupby(["m", "model"], sort=False):
             cells = []
-            for k in KS:
+            for k in ks:
                 cov, covp, width = g[f"cov@{k}"].mean(), g[f"cov+@{k}"].mean(), g[
                     f"width@{k}"].mean()
-                cells.append("-" if np.isnan(cov) else f"{cov:.2f}/{covp:.2f} w{width:.3f}")
+                miss = ""
+                if f"above@{k}" in g and not g[f"above@{k}"].isna().any():
+                    # the misses' direction: intervals wholly above / below the truth
+                    miss = f" ^{g[f'above@{k}'].mean():.2f} v{g[f'below@{k}'].mean():.2f}"
+                cells.append("-" if np.isnan(cov) else f"{cov:.2f}/{covp:.2f} w{width:.3f}"
+                             + miss)
             lines.append(f"| {m} | {model} | " + " | ".join(cells) +
                          f" | {g.seconds.mean():.0f} |")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
+    global KS, OUT, PER_SYSTEM
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--coef-prior", type=float, nargs="+", default=None,
                         help="also fit RateGridModel(coef_prior=X), labelled rate-grid:X "
                         "(tasks estimand, and population with the default pairing)")
+    parser.add_argument("--variant", nargs="+", default=None,
+                        help="also fit RateGridModel(**options) for each 'key=value,...' "
+                        "(e.g. grid_limit=10), labelled rate-grid:<options>")
     parser.add_argument("--quick", action="store_true", help="6 systems, 1 seed, m = 16")
     parser.add_argument("--systems", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=3)
@@ -257,10 +305,19 @@ def main(argv=None) -> int:
     parser.add_argument("--population-tasks", type=int, nargs="*", default=[10, 30],
                         help="task counts of the population estimand (none: tasks only)")
     parser.add_argument("--draws", type=int, default=300)
+    parser.add_argument("--fit-defaults", action="store_true",
+                        help="fit the SMC models (the rate grid) with Model.fit's default "
+                        "draws and chains instead of 2 x --draws")
+    parser.add_argument("--ks", type=int, nargs="+", default=None,
+                        help=f"the k of pass@k (default {' '.join(map(str, KS))}); systems "
+                        "need at least max(k) samples per task")
     parser.add_argument("--estimands", nargs="+", default=["tasks", "population"],
                         choices=("tasks", "population"))
     parser.add_argument("--benchmarks", nargs="+", default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--per-system", action="store_true",
+                        help="also store each row's per-system (system x k) cover / above / "
+                        "below flags (systems in the order printed)")
     parser.add_argument("--models", nargs="+", default=None,
                         help="only these of beta-binomial, bb-none, rate-grid, rate-grid-grid "
                         "(population=\"independent\"), rate-grid-bootstrap "
@@ -269,6 +326,9 @@ def main(argv=None) -> int:
     parser.add_argument("--pool", type=Path, nargs="+", default=None,
                         help="print the table of these result files' rows together; no fits")
     args = parser.parse_args(argv)
+    if args.ks:
+        KS = np.array(sorted(set(args.ks)))
+    PER_SYSTEM = args.per_system
     if args.pool:
         rows = [row for path in args.pool for row in json.loads(path.read_text())["rows"]
                 if not args.models or row["model"] in args.models]
@@ -277,14 +337,14 @@ def main(argv=None) -> int:
         return 0
     if args.quick:
         args.systems, args.seeds, args.m = 6, 1, [16]
-    global OUT
     OUT = args.out
     t0 = time.time()
     rows = run(args)
     text = table(rows)
     print(text)
-    print(f"\ntotal {time.time() - t0:.0f} s; cells: cov/cov+ (raw / truth-noise corrected) "
-          "and mean width of the 95 % interval")
+    print(f"\ntotal {time.time() - t0:.0f} s; cells: cov/cov+ (raw / truth-noise corrected), "
+          "mean width of the 95 % interval, and the share of intervals wholly above (^) and "
+          "below (v) the truth")
     if args.out:
         args.out.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
                                         "rows": rows}, indent=1))
