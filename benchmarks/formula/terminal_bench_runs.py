@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--target-accept", type=float, default=0.9)
     args = parser.parse_args(argv)
     trials = pd.read_csv(SHARED / "terminal_bench_core011_trials.csv")
     reported = pd.read_csv(SHARED / "terminal_bench_core011_reported_runs.csv")
@@ -76,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
 
     sampler = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": 1}
     start = time.perf_counter()
-    post = FormulaModel(FORMULA).fit(data, **sampler, check=False)
+    post = FormulaModel(FORMULA).fit(data, **sampler, target_accept=args.target_accept,
+                                     check=False)
     formula_s = time.perf_counter() - start
     print(f"\nformula fit {formula_s:.1f} s (load {os.getloadavg()}): "
           f"{post.diagnostics(warn=False)}")

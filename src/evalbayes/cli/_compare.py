@@ -12,7 +12,14 @@ from evalbayes.cli._common import (
     ks,
     output_format,
 )
-from evalbayes.cli._output import check_fit, check_output_path, emit, load_fit, write_text
+from evalbayes.cli._output import (
+    check_fit,
+    check_output_path,
+    emit,
+    fit_notes,
+    load_fit,
+    write_text,
+)
 from evalbayes.cli._types import (
     k_value,
     non_negative,
@@ -32,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rope", type=non_negative, default=0.01,
                         help="region of practical equivalence")
     parser.add_argument("--ci-prob", type=probability, default=0.95, help="interval probability")
+    parser.add_argument("--by", metavar="VARIABLE", default=None,
+                        help="formula fit: compare the levels of this system variable (e.g. "
+                        "harness), each the mean of its systems; SYSTEM names levels")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,15 +54,27 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError("compare takes either no systems (all pairs) or exactly two: A B")
     posterior = load_fit(args.fit)
     code = check_fit(posterior, args.strict)
-    comparison = compare(
-        posterior, metric=args.metric, k=ks(args.k, (1,)), estimand=args.estimand,
-        rope=args.rope, ci_prob=args.ci_prob, systems=systems,
-    )  # fmt: skip
+    if args.by is not None:
+        if not hasattr(posterior, "compare_levels"):
+            raise CLIError(f"--by compares levels of a formula's variable; this is a "
+                           f"{posterior.model.name} fit (compare its systems without --by, "
+                           "or fit --formula)")
+        comparison = posterior.compare_levels(
+            args.by, levels=systems, k=ks(args.k, (1,)), metric=args.metric,
+            estimand=args.estimand, rope=args.rope, ci_prob=args.ci_prob)
+    else:
+        comparison = compare(
+            posterior, metric=args.metric, k=ks(args.k, (1,)), estimand=args.estimand,
+            rope=args.rope, ci_prob=args.ci_prob, systems=systems,
+        )  # fmt: skip
     table = comparison.to_frame()
+    unit = comparison.unit_dim
     if systems is not None:
         baseline, system = systems
-        table = table[(table["system"] == system) & (table["baseline"] == baseline)]
+        table = table[(table[unit] == system) & (table["baseline"] == baseline)]
+    # a formula fit's note: what its estimands condition on and integrate (runs, tasks)
+    note = fit_notes(posterior, ks(args.k, (1,))) if hasattr(posterior, "model_note") else None
     if output == "table":
         write_text(comparison.summary() + "\n", None)
-    emit(table, output, args.output)
+    emit(table, output, args.output, note=note)
     return code
