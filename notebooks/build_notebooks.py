@@ -859,12 +859,122 @@ rest = np.setdiff1d(np.arange(T), idx)
 print(ppi_mean(y[idx].astype(float), j[idx].astype(float), j[rest].astype(float)))'''),
 ]
 
+# --------------------------------------------------------------------------- 06
+FORMULAS = [
+    ("md", """\
+# 06 · Formula models: covariates and crossed effects on real logs
+
+`eb.FormulaModel` writes the model as a formula in brms / bambi / lme4 notation over the
+system and task coordinates the readers keep (docs/formulas.md). Two bundled real data sets:
+
+1. **TinyAgent, experiment `sec17.5`**: two checkpoints (RL base, GRPO 80) each run under two
+   harnesses (the training sampler and greedy decoding) on ten held-out bug-fixing tasks, 32
+   episodes per task: a 2 x 2 design with the harness as a covariate. The fit gives the effects
+   table, pass@k with what each estimand means for this formula, and the paired comparison of
+   the two harnesses (levels of a term), beside a comparison of two systems.
+2. **ChemBench**: a task covariate, the question's `difficulty_class`, as a common term beside
+   the systems and a per-question effect (a seeded sample of the questions)."""),
+    ("code", SETUP),
+    ("md", """\
+## 1. TinyAgent: checkpoint x harness
+
+One system per (checkpoint, harness), with both as system coordinates: the variables the
+formula names."""),
+    ("code", '''\
+frame = eb.datasets.load_frame("tinyagent")
+runs = frame[frame["experiment"] == "sec17.5"].rename(columns={"system": "checkpoint"})
+runs = runs.assign(system=runs["checkpoint"] + " / " + runs["harness"])
+data = eb.EvalData.from_frame(runs[["system", "task", "n", "c", "checkpoint", "harness"]],
+                              system_coords=["checkpoint", "harness"])
+print(data)
+runs.pivot_table(index="task", columns="system", values="c")'''),
+    ("code", '''\
+model = eb.FormulaModel("c | trials(n) ~ checkpoint * harness + (1 | task)")
+post = model.fit(data, draws=DRAWS, tune=DRAWS, chains=4, seed=1, target_accept=0.95)
+print(post.diagnostics(warn=False))'''),
+    ("md", """\
+### Effects
+
+Each common coefficient on the logit scale (categorical levels against the first level:
+GRPO 80, greedy) and the spread of each group term, with 95 % intervals. `p_positive` is the
+posterior probability that a coefficient is above 0."""),
+    ("code", '''\
+post.effects().round(3)'''),
+    ("md", """\
+### pass@k, and what the estimands mean for this formula
+
+`model_note` says which terms each estimand conditions on and which it draws anew; rows with
+k beyond the 32 trials per task carry the note that they rest on the normal task effect."""),
+    ("code", '''\
+print(post.model_note([1, 8, 64]))
+table = post.summary(k=[1, 8, 64])
+table[["system", "k", "estimand", "mean", "lower", "upper", "note"]]'''),
+    ("md", """\
+### Two harnesses: paired P(B > A) of two levels of a term
+
+`compare_levels("harness", ...)` averages each draw's pass@k over the systems at each level
+(both checkpoints) and compares the two levels on the same draws (paired); the CLI spelling is
+`evalbayes compare FIT training greedy --by harness`. Beside it, two systems compared as usual.
+"""),
+    ("code", '''\
+levels = post.compare_levels("harness", ["training", "greedy"], k=[1, 8])
+print(levels.summary())
+print(eb.compare(post, k=1, systems=["RL base / greedy", "GRPO 80 / greedy"]).summary())'''),
+    ("code", '''\
+import matplotlib.pyplot as plt
+
+figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+eb.plots.plot_pass_at_k(post.curve("pass@k", [1, 2, 4, 8, 16, 32, 64], estimand="population"),
+                        ax=left)
+left.set_title("pass@k, tasks like these (k > 32: normal task effect)")
+eb.plots.plot_comparison(levels, k=1, ax=right)
+right.set_title("harness levels: greedy vs training")
+plt.show()'''),
+    ("md", """\
+## 2. ChemBench: a task covariate
+
+The questions' `difficulty_class` (easy, intermediate, hard) is a task coordinate of the
+bundled data, so it is a formula variable with no conversion. A seeded sample of the questions
+(every hard one, which are few), four systems, one attempt each."""),
+    ("code", '''\
+chem = eb.datasets.load("chembench")
+rng = np.random.default_rng(0)
+difficulty = pd.Series(chem.task_coords["difficulty_class"], index=chem.tasks)
+per_class = 40 if QUICK else 90
+tasks = [t for cls, group in difficulty.groupby(difficulty)
+         for t in (group.index if cls == "hard" else
+                   rng.choice(group.index, per_class, replace=False))]
+systems = ["GPT-4o", "Claude-3.5 (Sonnet)", "Llama-3.1-70B-Instruct", "Gemma-2-9B-it"]
+sub = chem.subset(systems=systems, tasks=tasks)
+print(sub, pd.Series(sub.task_coords["difficulty_class"]).value_counts().to_dict())
+chem_post = eb.FormulaModel("c | trials(n) ~ system + difficulty_class + (1 | task)").fit(
+    sub, draws=DRAWS, tune=DRAWS, chains=4, seed=2)
+print(chem_post.diagnostics(warn=False))
+chem_post.effects().round(3)'''),
+    ("md", """\
+Read against the easy questions (the first level): in the full run the intermediate questions
+are harder by about 1.6 logits, the 22 hard ones by only about 0.8 with a wide interval, so
+for these four systems the class label does not order the questions' difficulty; the
+per-question sd (about 1.3) is as large as either shift. Claims about a difficulty class need
+the class in the model, not a filter on it."""),
+    ("md", """\
+## 3. Runs
+
+A run term needs one system per (system, run): a trial table with a run column is read with
+`run_column` (`--run-column run` on the command line), which makes each (system, run) a system
+`SYSTEM/RUN` with the coordinates `agent` and `run`; then
+`c | trials(n) ~ agent + (1 | task) + (1 | agent:task) + (1 | run)` integrates the run as
+noise (each answer is for a new run). The Terminal-Bench example, with its figures, is in
+`benchmarks/formula/README.md` (its data are not bundled)."""),
+]
+
 NOTEBOOKS = {
     "01_quickstart.ipynb": QUICKSTART,
     "02_item_difficulty.ipynb": ITEMS,
     "03_bayes_vs_bootstrap.ipynb": COVERAGE,
     "04_cli_workflow.ipynb": CLI,
     "05_designs.ipynb": DESIGNS,
+    "06_formulas.ipynb": FORMULAS,
 }
 
 

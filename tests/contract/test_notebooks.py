@@ -25,6 +25,7 @@ NAMES = (
     "03_bayes_vs_bootstrap.ipynb",
     "04_cli_workflow.ipynb",
     "05_designs.ipynb",
+    "06_formulas.ipynb",
 )
 
 

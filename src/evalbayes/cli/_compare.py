@@ -17,6 +17,7 @@ from evalbayes.cli._output import (
     check_fit,
     check_output_path,
     emit,
+    fit_notes,
     is_score_fit,
     load_fit,
     write_text,
@@ -43,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="region of practical equivalence (c-of-n fits; default 0.01)")
     parser.add_argument("--ci-prob", type=probability, default=0.95, help="interval probability")
     add_threshold_arg(parser)
+    parser.add_argument("--by", metavar="VARIABLE", default=None,
+                        help="formula fit: compare the levels of this system variable (e.g. "
+                        "harness), each the mean of its systems; SYSTEM names levels")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,16 +63,29 @@ def run(args: argparse.Namespace) -> int:
         compare_scores(args, posterior, systems, output)
         return code
     refuse_thresholds(args)
-    comparison = compare(
-        posterior, metric=args.metric or METRICS[0], k=ks(args.k, (1,)),
-        estimand=args.estimand, rope=0.01 if args.rope is None else args.rope,
-        ci_prob=args.ci_prob, systems=systems,
-    )  # fmt: skip
+    metric = args.metric or METRICS[0]
+    rope = 0.01 if args.rope is None else args.rope
+    if args.by is not None:
+        if not hasattr(posterior, "compare_levels"):
+            raise CLIError(f"--by compares levels of a formula's variable; this is a "
+                           f"{posterior.model.name} fit (compare its systems without --by, "
+                           "or fit --formula)")
+        comparison = posterior.compare_levels(
+            args.by, levels=systems, k=ks(args.k, (1,)), metric=metric,
+            estimand=args.estimand, rope=rope, ci_prob=args.ci_prob)
+    else:
+        comparison = compare(
+            posterior, metric=metric, k=ks(args.k, (1,)), estimand=args.estimand,
+            rope=rope, ci_prob=args.ci_prob, systems=systems,
+        )  # fmt: skip
     table = comparison.to_frame()
+    unit = comparison.unit_dim
     if systems is not None:
         baseline, system = systems
-        table = table[(table["system"] == system) & (table["baseline"] == baseline)]
+        table = table[(table[unit] == system) & (table["baseline"] == baseline)]
+    # a formula fit's note: what its estimands condition on and integrate (runs, tasks)
+    note = fit_notes(posterior, ks(args.k, (1,))) if hasattr(posterior, "model_note") else None
     if output == "table":
         write_text(comparison.summary() + "\n", None)
-    emit(table, output, args.output)
+    emit(table, output, args.output, note=note)
     return code

@@ -104,7 +104,12 @@ def run(args: argparse.Namespace) -> int:
         f"Bayesian counts gate: {bayes_counts.decision} (P(net gain > 0) = "
         f"{bayes_counts.p_net_gain:.3f}, P(breakage <= tau) = {bayes_counts.p_breakage_ok:.3f})",
     ]
+    model_note = getattr(fit, "model_note", None)  # a formula fit: what its estimands mean
+    if model_note is not None:
+        lines.insert(3, f"  note: {model_note(args.k)}")
     record = res.to_dict()
+    if model_note is not None:
+        record["note"] = model_note(args.k)
     record["frequentist_gate"] = {"decision": freq.decision, "headline": freq.headline,
                                   "wins": freq.wins, "losses": freq.losses,
                                   "solved": freq.solved, "p_value": freq.p_value}

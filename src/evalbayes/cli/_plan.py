@@ -43,8 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--correlation", type=number(-1, 1), default=None,
                         help="copula correlation of A and B on a task (default: 0 with "
                              "--population, estimated from the pilot's tasks otherwise)")
-    parser.add_argument("--fit", help="saved Beta-Binomial fit of the pilot: its posterior "
-                                      "draws are the design prior; a training-seeds fit plans "
+    parser.add_argument("--fit", help="saved Beta-Binomial (or formula) fit of the pilot: its "
+                                      "posterior draws are the design prior; a training-seeds "
+                                      "fit plans "
                                       "runs x tasks x trials per recipe (--runs)")
     parser.add_argument("--tasks", nargs="+", type=count(1, MAX_TASKS), default=None,
                         help="tasks of each design (default 5 10 20 50 100; with a "
@@ -137,7 +138,15 @@ def run(args: argparse.Namespace) -> int:
         ],
         "table": result.table.to_dict(orient="records"),
     }
-    _write(output, args.output, result.summary(args.assurance), result.table, record)
+    text = result.summary(args.assurance)
+    if fit is not None and fit.model.name == "formula":
+        note = (f"note: {fit.model_note(1)} The design prior is, per posterior draw, the Beta "
+                "with the mean (pass@1) and pass^2 of each system's rates on a new task; terms "
+                "integrated as noise (runs) are folded into the per-task spread, so a run's "
+                "shift of every task at once is not simulated.")
+        text += "\n" + note
+        record["note"] = note
+    _write(output, args.output, text, result.table, record)
     return 0
 
 

@@ -142,6 +142,8 @@ _SCORE_REFUSED = {
                "mean score and each P(score >= t)"),
     "rope": (None, "the region of practical equivalence is defined on pass@k; a graded-score "
              "comparison reports the difference and its interval"),
+    "by": (None, "levels of a variable are compared on formula fits; a graded-score fit "
+           "compares its systems"),
 }
 
 

@@ -182,7 +182,7 @@ class Population:
         candidate: str,
         correlation: float | None = None,
     ) -> Population:
-        """Design prior from a Beta-Binomial (``pooling="partial"``) fit.
+        """Design prior from a Beta-Binomial (``pooling="partial"``) or a formula fit.
 
         Each posterior draw of ``(mu, kappa)`` per system gives ``(mean, rho = 1 / (1 +
         kappa))``; point values are the posterior means. The copula correlation is not a
@@ -190,6 +190,8 @@ class Population:
         from the fit's data as in :meth:`from_data`.
         """
         post = posterior.posterior
+        if getattr(posterior.model, "name", None) == "formula":
+            return cls._from_formula(posterior, baseline, candidate, correlation)
         if "mu" not in post or "kappa" not in post:
             raise ValueError(
                 "from_posterior needs a fit with population parameters mu and kappa per "
@@ -210,6 +212,46 @@ class Population:
                 np.clip(rho[:, ia], 0.0, 1 - eps), np.clip(rho[:, ib], 0.0, 1 - eps),
             ]
         )  # fmt: skip
+        if correlation is None:
+            correlation = cls.from_data(posterior.data, baseline, candidate).correlation
+        means = draws.mean(axis=0)
+        return cls(
+            mean_a=float(means[0]), mean_b=float(means[1]), icc_a=float(means[2]),
+            icc_b=float(means[3]), correlation=float(correlation), draws=draws,
+            baseline=baseline, candidate=candidate,
+        )  # fmt: skip
+
+    @classmethod
+    def _from_formula(
+        cls,
+        posterior: Posterior,
+        baseline: str,
+        candidate: str,
+        correlation: float | None,
+    ) -> Population:
+        """Design prior from a formula fit: the Beta with the same first two moments as each
+        system's distribution of per-task rates on a new task (the "population" estimand).
+
+        Per draw, ``m1 = pass@1`` and ``m2 = pass^2 = E[p^2]`` of a new task give the mean
+        ``m1`` and ``rho = (m2 - m1^2) / (m1 (1 - m1))`` (the Beta's intra-class correlation
+        ``1 / (1 + kappa)``; method of moments, Johnson, Kotz and Balakrishnan, *Continuous
+        Univariate Distributions* 2, 2nd ed., 1995, §25.4). Terms integrated as noise (runs)
+        are folded into the per-task spread, so a run's shift of every task at once is not
+        simulated: plans from a fit with a run term understate run-to-run noise.
+        """
+        systems = [str(s) for s in posterior.data.systems]
+        for role, name in (("baseline", baseline), ("candidate", candidate)):
+            if name not in systems:
+                raise ValueError(f"unknown {role} {name!r}; the fit has {systems}")
+        pair = [baseline, candidate]
+        m1 = posterior.curve("pass@k", [1], estimand="population").sel(system=pair, k=1)
+        m2 = posterior.curve("pass^k", [2], estimand="population").sel(system=pair, k=2)
+        m1 = m1.transpose("chain", "draw", "system").values.reshape(-1, 2)
+        m2 = m2.transpose("chain", "draw", "system").values.reshape(-1, 2)
+        eps = 1e-6
+        mean = np.clip(m1, eps, 1 - eps)
+        rho = np.clip((m2 - m1**2) / (mean * (1 - mean)), 0.0, 1 - eps)
+        draws = np.column_stack([mean[:, 0], mean[:, 1], rho[:, 0], rho[:, 1]])
         if correlation is None:
             correlation = cls.from_data(posterior.data, baseline, candidate).correlation
         means = draws.mean(axis=0)

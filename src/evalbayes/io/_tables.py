@@ -60,6 +60,11 @@ class TableOptions(Options):
     system_coords: Sequence[str] | None = option(
         None, "columns kept as system coordinates (constant within a system)"
     )
+    run_column: str | None = option(
+        None, "a column of run ids: each (system, run) becomes a system 'SYSTEM/RUN' with "
+        "the system coordinates 'agent' (the system) and 'run' ('SYSTEM/RUN'), for a formula's "
+        "(1 | run) term"
+    )
 
 
 @dataclass(frozen=True)
@@ -391,7 +396,7 @@ def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------- the readers
 def _label_columns(opts: TableOptions) -> list[str]:
-    names = [opts.system_column, opts.task, *_LABELS]
+    names = [opts.system_column, opts.task, opts.run_column, *_LABELS]
     return list(dict.fromkeys(n for n in names if n))
 
 
@@ -422,7 +427,10 @@ def _finish_counts(frame: pd.DataFrame, opts: CountsOptions) -> pd.DataFrame:
     if frame[_FILE].nunique() > 1:
         task_col = opts.task or next((c for c in ("task", "task_id") if c in frame), None)
         if task_col is not None:
-            key = pd.DataFrame({"s": frame["system"].astype(str), "t": frame[task_col].astype(str)})
+            system = frame["system"].astype(str)
+            if opts.run_column is not None and opts.run_column in frame:
+                system = system + "/" + frame[opts.run_column].astype(str)
+            key = pd.DataFrame({"s": system, "t": frame[task_col].astype(str)})
             files = key.assign(f=frame[_FILE]).drop_duplicates()
             twice = files.duplicated(["s", "t"], keep=False).to_numpy()
             if twice.any():
@@ -472,13 +480,45 @@ def _locate(err: DataError, frame: pd.DataFrame) -> ValueError:
     return LogError(files[0], f"{err.rule} ({where})", err.where or None)
 
 
+#: The system coordinates ``run_column`` adds: the system as given, and its run.
+RUN_COORDS = ("agent", "run")
+
+
+def _split_runs(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Each (system, run) as a system ``"SYSTEM/RUN"`` with coordinates ``agent`` (the system)
+    and ``run`` (``"SYSTEM/RUN"``: runs of different systems are different runs)."""
+    if column not in frame.columns:
+        raise ValueError(f"{_files(frame)}: run_column {column!r} is not a column; columns: "
+                         f"{[c for c in frame.columns if c not in (_FILE, _POS)]}")
+    clash = [c for c in RUN_COORDS if c in frame.columns and c != column]
+    if clash:
+        raise ValueError(f"{_files(frame)}: run_column makes the system coordinates "
+                         f"{list(RUN_COORDS)}, but the table has a column {clash[0]!r}; "
+                         "rename it")
+    runs = frame[column]
+    empty = np.flatnonzero((runs.isna() | (runs.astype(str).str.strip() == "")).to_numpy())
+    if len(empty):
+        file, where = _place(frame, int(empty[0]))
+        raise LogError(file, f"run_column {column!r} has no run id", where)
+    system = frame["system"].astype(str)
+    run = system + "/" + runs.astype(str)
+    return frame.assign(agent=system, run=run, system=run)
+
+
 def _build(frame: pd.DataFrame, opts: TableOptions, level: str) -> EvalData:
+    system_coords = opts.system_coords
+    if opts.run_column is not None:
+        frame = _split_runs(frame, opts.run_column)
+        system_coords = [*(system_coords or ()), *(c for c in RUN_COORDS
+                                                   if c not in (system_coords or ()))]
     data = frame.drop(columns=[_FILE, _POS])
+    if opts.run_column is not None and opts.run_column not in RUN_COORDS:
+        data = data.drop(columns=[opts.run_column])
     common = {
         "system": "system",
         "task": opts.task,
         "task_coords": opts.task_coords,
-        "system_coords": opts.system_coords,
+        "system_coords": system_coords,
         "extra": opts.extra,  # type: ignore[attr-defined]
     }
     try:

@@ -363,5 +363,8 @@ def judge_section(ctx: ReportContext) -> Section | None:
 
 def design_sections(ctx: ReportContext) -> tuple[Section, ...]:
     """The design sections that apply to this report (none for plain data)."""
-    found = (factorial_section(ctx), seeds_section(ctx), judge_section(ctx))
+    from evalbayes.report._formula import formula_section
+
+    found = (factorial_section(ctx), seeds_section(ctx), judge_section(ctx),
+             formula_section(ctx))
     return tuple(section for section in found if section is not None)

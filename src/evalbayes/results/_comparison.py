@@ -492,7 +492,9 @@ class Comparison(Rendered):
         if self.posterior is not None and self.unit_dim == "system":
             lines += shared_task_note(self.posterior, self.systems, self.estimand)
         lines.append(
-            f"{len(self.systems)} systems; ROPE |B - A| < {self.rope:g}; "
+            f"{len(self.systems)} "
+            f"{'systems' if self.unit_dim == 'system' else 'levels of ' + self.unit_dim}; "
+            f"ROPE |B - A| < {self.rope:g}; "
             f"{self.ci_prob:.0%} {kind_text} intervals; "
             f"{self.draws.sizes['chain'] * self.draws.sizes['draw']} draws"
         )

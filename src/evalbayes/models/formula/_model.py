@@ -86,6 +86,54 @@ class FormulaPosterior(Posterior):
         assert isinstance(model, FormulaModel)
         return model.estimand_note(self.data, k)
 
+    def level_curve(self, variable: str, metric: str = "pass@k", k: Any = 1,
+                    estimand: str | None = None) -> xr.DataArray:
+        """pass@k / pass^k of each level of a system variable, (chain, draw, ``variable``, k).
+
+        A level's value in each draw is the mean of :meth:`Posterior.curve` over the systems
+        with that level of the system coordinate ``variable`` (``harness``, ``agent``, ...),
+        every system weighted equally: ``f_L = (1 / |S_L|) sum_{s in S_L} f_s``. The draws
+        stay joint, so a difference of two levels is paired (the same tasks, the same draws
+        of every shared effect; Gelman et al., *Bayesian Data Analysis*, 3rd ed., 2013, §4.5).
+        ``estimand`` defaults as in :func:`~evalbayes.results.compare`.
+        """
+        from evalbayes._core.names import default_estimand
+
+        if estimand is None:
+            estimand = default_estimand(self.model.estimands())
+        data = self.data
+        if variable in data.task_coords or variable == "task":
+            raise ValueError(f"{variable!r} is a task variable; levels of a system variable "
+                             "are compared (the tasks are averaged over in every level)")
+        if variable == "system":
+            values = np.asarray(data.systems, dtype=str)
+        elif variable in data.system_coords:
+            values = np.asarray(data.system_coords[variable]).astype(str)
+        else:
+            raise ValueError(f"{variable!r} is not a system coordinate of the fit's data; "
+                             f"known: {sorted(['system', *data.system_coords])}")
+        draws = self.curve(metric, k, estimand=estimand)
+        grouped = draws.groupby(xr.DataArray(values, dims="system", name=variable)).mean(
+            "system")
+        out = grouped.transpose("chain", "draw", variable, "k")
+        out.attrs = dict(draws.attrs)
+        return out
+
+    def compare_levels(self, variable: str, levels: Any = None, metric: str = "pass@k",
+                       k: Any = 1, estimand: str | None = None, rope: float = 0.01,
+                       ci_prob: float = 0.95) -> Any:
+        """Paired P(B > A), B - A and expected loss of two (or more) levels of a system
+        variable: :func:`~evalbayes.results.compare` on :meth:`level_curve` (two harnesses,
+        two agents, two dates; a Comparison whose units are the levels)."""
+        from evalbayes.results._comparison import Comparison
+
+        self.warn_if_unconverged("compare_levels")
+        draws = self.level_curve(variable, metric, k, estimand=estimand)
+        if draws.sizes[variable] < 2:
+            raise ValueError(f"{variable!r} has one level in the data; nothing to compare")
+        return Comparison.from_draws(draws, rope=rope, ci_prob=ci_prob, systems=levels,
+                                     label=f"{self.label}, levels of {variable}")
+
     def summary(self, k: Any = 1, **kwargs: Any) -> pd.DataFrame:
         """:meth:`Posterior.summary`, with :data:`EXTRAPOLATION_NOTE` in ``note`` where ``k``
         exceeds the trials per task."""
