@@ -26,7 +26,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.results._posterior import Posterior
 
 
-
 #: The argparse destinations that name files a command reads (DATA, FIT, --spec, --meta,
 #: the design tables, plan/gate's --fit): an output may be none of them.
 INPUT_DESTS = ("data", "answers", "source", "logs", "fit", "fits", "spec", "meta", "factors",
@@ -142,16 +141,6 @@ def is_score_fit(fit: Any) -> bool:
     from evalbayes.models.graded import ScorePosterior
 
     return isinstance(fit, ScorePosterior)
-
-
-def refuse_for_scores(args: argparse.Namespace, flags: dict[str, tuple[Any, str]]) -> None:
-    """A ``CLIError`` naming each given flag that has no meaning for a graded-score fit and
-    why: ``flags`` maps an argparse destination to (its unset value, the reason)."""
-    given = [f"--{dest.replace('_', '-')} ({why})" for dest, (unset, why) in flags.items()
-             if getattr(args, dest, unset) != unset]
-    if given:
-        raise CLIError(f"{args.fit if hasattr(args, 'fit') else 'the fit'} is a graded-score "
-                       "fit; these options do not apply to it: " + "; ".join(given))
 
 
 def check_fit(posterior: Posterior, strict: bool, quiet_pass: bool = True) -> int:

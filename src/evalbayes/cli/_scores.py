@@ -147,6 +147,16 @@ _SCORE_REFUSED = {
 }
 
 
+def refuse_for_scores(args: argparse.Namespace, flags: dict[str, tuple[Any, str]]) -> None:
+    """A ``CLIError`` naming each given flag that has no meaning for a graded-score fit and
+    why: ``flags`` maps an argparse destination to (its unset value, the reason)."""
+    given = [f"--{dest.replace('_', '-')} ({why})" for dest, (unset, why) in flags.items()
+             if getattr(args, dest, unset) != unset]
+    if given:
+        raise CLIError(f"{args.fit if hasattr(args, 'fit') else 'the fit'} is a graded-score "
+                       "fit; these options do not apply to it: " + "; ".join(given))
+
+
 def _thresholds(args: argparse.Namespace, posterior: Any) -> Any:
     try:
         return posterior.model.thresholds(posterior.data, args.threshold)
@@ -159,7 +169,7 @@ def summarize_scores(args: argparse.Namespace, posterior: Any, output: str) -> N
     (population estimand, ``--ci-prob`` interval, the observed value beside), then in a
     text table the parameters (cut points or intercept, effects, spreads) and the
     diagnostics."""
-    from evalbayes.cli._output import emit, refuse_for_scores
+    from evalbayes.cli._output import emit
 
     refuse_for_scores(args, {key: _SCORE_REFUSED[key] for key in ("k",)})
     thresholds = _thresholds(args, posterior)
@@ -185,7 +195,7 @@ def compare_scores(args: argparse.Namespace, posterior: Any, systems: list[str] 
     the mean score and on each ``P(score >= t)`` (:meth:`ScorePosterior.compare`)."""
     import pandas as pd
 
-    from evalbayes.cli._output import emit, refuse_for_scores, write_text
+    from evalbayes.cli._output import emit, write_text
     from evalbayes.report._format import fmt_p, fmt_signed, fmt_signed_interval
 
     refuse_for_scores(args, _SCORE_REFUSED)

@@ -244,10 +244,10 @@ class Population:
             if name not in systems:
                 raise ValueError(f"unknown {role} {name!r}; the fit has {systems}")
         pair = [baseline, candidate]
-        m1 = posterior.curve("pass@k", [1], estimand="population").sel(system=pair, k=1)
-        m2 = posterior.curve("pass^k", [2], estimand="population").sel(system=pair, k=2)
-        m1 = m1.transpose("chain", "draw", "system").values.reshape(-1, 2)
-        m2 = m2.transpose("chain", "draw", "system").values.reshape(-1, 2)
+        pass1 = posterior.curve("pass@k", [1], estimand="population").sel(system=pair, k=1)
+        pass2 = posterior.curve("pass^k", [2], estimand="population").sel(system=pair, k=2)
+        m1 = pass1.transpose("chain", "draw", "system").values.reshape(-1, 2)
+        m2 = pass2.transpose("chain", "draw", "system").values.reshape(-1, 2)
         eps = 1e-6
         mean = np.clip(m1, eps, 1 - eps)
         rho = np.clip((m2 - m1**2) / (mean * (1 - mean)), 0.0, 1 - eps)

@@ -136,7 +136,7 @@ def _is_irt(posterior: Any) -> bool:
 
 def items_section(ctx: ReportContext) -> Section:
     """Item analysis of an IRT fit, or a note saying how to get one."""
-    posterior = ctx.posterior
+    posterior: Any = ctx.posterior  # an IRTPosterior past _is_irt (not imported: see there)
     if not _is_irt(posterior):
         return Section(
             "items",
