@@ -212,6 +212,19 @@ class Population:
                 np.clip(rho[:, ia], 0.0, 1 - eps), np.clip(rho[:, ib], 0.0, 1 - eps),
             ]
         )  # fmt: skip
+        return cls._from_draws(posterior, baseline, candidate, draws, correlation)
+
+    @classmethod
+    def _from_draws(
+        cls,
+        posterior: Posterior,
+        baseline: str,
+        candidate: str,
+        draws: np.ndarray,
+        correlation: float | None,
+    ) -> Population:
+        """The design prior of ``(size, 4)`` draws of (mean_a, mean_b, icc_a, icc_b), with the
+        data's paired correlation where none is given."""
         if correlation is None:
             correlation = cls.from_data(posterior.data, baseline, candidate).correlation
         means = draws.mean(axis=0)
@@ -252,14 +265,7 @@ class Population:
         mean = np.clip(m1, eps, 1 - eps)
         rho = np.clip((m2 - m1**2) / (mean * (1 - mean)), 0.0, 1 - eps)
         draws = np.column_stack([mean[:, 0], mean[:, 1], rho[:, 0], rho[:, 1]])
-        if correlation is None:
-            correlation = cls.from_data(posterior.data, baseline, candidate).correlation
-        means = draws.mean(axis=0)
-        return cls(
-            mean_a=float(means[0]), mean_b=float(means[1]), icc_a=float(means[2]),
-            icc_b=float(means[3]), correlation=float(correlation), draws=draws,
-            baseline=baseline, candidate=candidate,
-        )  # fmt: skip
+        return cls._from_draws(posterior, baseline, candidate, draws, correlation)
 
     def parameters(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """``(size, 4)`` parameter sets: posterior draws (with replacement) or the point."""
