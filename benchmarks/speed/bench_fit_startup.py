@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = "import sys; from evalbayes.cli import main; sys.exit(main(sys.argv[1:]))"
+CLI = "import sys; from evalbayes.cli import main; sys.exit(main())"  # as the console script
 
 
 def run_once(args: list[str], src: Path, cache: Path) -> tuple[float, float, float]:
