@@ -10,19 +10,23 @@ tree in the same run. Arms:
 * ``evalbayes fit dataset:tinyagent -o X`` (the default model: the rate grid by SMC), warm
   numba cache (a cache directory per tree, filled by an untimed first run);
 * the same with ``--model beta-binomial`` (the exact model: no numba);
-* ``--cold``: the default once per tree with an empty ``NUMBA_CACHE_DIR``.
+* ``--cold``: the default once per tree with an empty ``NUMBA_CACHE_DIR``;
+* ``--split``: the default fit's steps in one process (imports, reading, numba's first call,
+  SMC, save), CPU seconds each, and what the whole command spends beyond them (the
+  interpreter's start and exit).
 
 After the runs the two trees' fits are compared: the posterior draws must be identical.
 
 Run from the repository root (``--compare-src`` a checkout of main's ``src``)::
 
-    nice -n 10 python benchmarks/speed/bench_fit_startup.py --repeat 7 --cold \
+    nice -n 10 python benchmarks/speed/bench_fit_startup.py --repeat 7 --cold --split \
         --compare-src /work/main/src
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -35,6 +39,35 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = "import sys; from evalbayes.cli import main; sys.exit(main())"  # as the console script
+
+#: The command's steps in one process, CPU seconds of each (all threads): what
+#: ``evalbayes fit dataset:tinyagent -o X`` does, in its order, minus the interpreter's
+#: start and exit (the whole command's CPU minus their sum).
+SPLIT = """
+import json, os, sys, time
+marks = [("start", time.process_time())]
+def mark(name):
+    marks.append((name, time.process_time()))
+import numpy, xarray
+mark("import numpy, xarray (with pandas)")
+import evalbayes.cli as cli
+from evalbayes.cli import _common, _fit
+args = cli.build_parser("fit").parse_args(["fit", "dataset:tinyagent", "-o", sys.argv[1],
+                                           "--quiet"])
+mark("imports of the fit command (evalbayes, SciPy)")
+data = _common.read_data(args)
+mark("read the dataset (EvalData)")
+model = _fit.make_model(args, {}, data)
+options = _fit.sampler_options(args, {}, model)
+import evalbayes.models.rate_grid._smc_kernel
+mark("import numba and the SMC kernels")
+posterior = model.fit(data, **options, progressbar=False, check=False, client=None,
+                      n_workers=None)
+mark("fit: numba's first call (cache load), SMC, diagnostics")
+posterior.save(sys.argv[1])
+mark("save (h5netcdf)")
+print(json.dumps([(b[0], b[1] - a[1]) for a, b in zip(marks, marks[1:])]))
+"""
 
 
 def run_once(args: list[str], src: Path, cache: Path) -> tuple[float, float, float]:
@@ -76,6 +109,8 @@ def main() -> None:
                         help="another tree's src (e.g. main's), timed in the same run")
     parser.add_argument("--cold", action="store_true",
                         help="also one cold run (empty numba cache) of the default per tree")
+    parser.add_argument("--split", action="store_true",
+                        help="also the default fit's steps, CPU each (best of --repeat)")
     opts = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="fit_startup_"))
     trees = {"this": ROOT / "src"}
@@ -101,6 +136,24 @@ def main() -> None:
             results[name].append((cpu, wall, load))
             print(f"run {i + 1} {name:45s} cpu {cpu:5.2f} s  wall {wall:5.2f} s  load {load:5.2f}",
                   flush=True)
+    if opts.split:
+        for tree, src in trees.items():
+            best: dict[str, float] = {}
+            for _ in range(opts.repeat):
+                env = dict(os.environ, PYTHONPATH=str(src),
+                           NUMBA_CACHE_DIR=str(work / f"numba_{tree}"))
+                done = subprocess.run([sys.executable, "-c", SPLIT, str(work / "split.nc")],
+                                      env=env, capture_output=True, text=True, check=True)
+                for name, cpu in json.loads(done.stdout.strip().splitlines()[-1]):
+                    best[name] = min(cpu, best.get(name, cpu))
+            whole = statistics.median(r[0] for r in results[f"fit (default), {tree}"])
+            print(f"\nsteps of the default fit, {tree} (best CPU s of {opts.repeat}; "
+                  f"load {os.getloadavg()[0]:.1f}):")
+            for name, cpu in best.items():
+                print(f"  {name:55s} {cpu:5.3f}")
+            print(f"  {'sum':55s} {sum(best.values()):5.3f}")
+            print(f"  {'whole command (median above) - sum: start, exit, CLI':55s} "
+                  f"{whole - sum(best.values()):5.3f}")
     if opts.cold:
         for tree, src in trees.items():
             cache = work / f"numba_cold_{tree}"

@@ -112,7 +112,7 @@ def defer_dask_detection() -> bool:
 
         is_dask_collection._evalbayes_deferred = True  # type: ignore[attr-defined]
         is_dask_collection.__doc__ = original.__doc__
-        utils.is_dask_collection = is_dask_collection
+        setattr(utils, "is_dask_collection", is_dask_collection)  # noqa: B010 (typed a TypeGuard there)
     return dask_detection_deferred()
 
 

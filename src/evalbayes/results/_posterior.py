@@ -128,7 +128,7 @@ def _without_distributed() -> Any:
     installed" answer is cached), no Dask array or scheduler exists either: ``dask`` is
     answered the same (~0.1 CPU-s), and xarray writes under a thread lock, its choice for "no
     scheduler"."""
-    names = ("distributed", "dask.distributed")
+    names: tuple[str, ...] = ("distributed", "dask.distributed")
     if "dask" not in sys.modules and dask_detection_deferred():  # dask too: no answer is cached
         names = (*names, "dask")
     blocked = [name for name in names if name not in sys.modules]
