@@ -42,7 +42,8 @@ CLI = "import sys; from evalbayes.cli import main; sys.exit(main())"  # as the c
 
 #: The command's steps in one process, CPU seconds of each (all threads): what
 #: ``evalbayes fit dataset:tinyagent -o X`` does, in its order, minus the interpreter's
-#: start and exit (the whole command's CPU minus their sum).
+#: start and exit (the whole command's CPU minus their sum). White-box: it calls the
+#: command's private modules (``evalbayes.cli._fit``, the SMC kernels) step by step.
 SPLIT = """
 import json, os, sys, time
 marks = [("start", time.process_time())]
