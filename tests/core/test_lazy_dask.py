@@ -33,10 +33,12 @@ def test_datasets_and_a_saved_fit_import_no_dask(tmp_path):
         "post = eb.BetaBinomialModel().fit(data, seed=1)\n"
         f"post.save({str(path)!r})\n"
         f"back = eb.load({str(path)!r})\n"
-        "print([sorted(m for m in sys.modules if m.split('.')[0] == 'dask'),\n"
-        "       sorted(m for m, v in sys.modules.items() if v is None)])\n"
+        "found = [sorted(m for m in sys.modules if m.split('.')[0] == 'dask'),\n"
+        "         sorted(m for m, v in sys.modules.items() if v is None)]\n"
+        "chunks = back.tree['posterior'].to_dataset().chunk({'draw': 500})['mu'].chunks\n"
+        "print([*found, chunks[1]])\n"
     )
-    assert out == [[], []]
+    assert out == [[], [], (500, 500)]  # and Dask works afterwards: nothing cached as absent
 
 
 def test_dask_arrays_after_the_deferral_are_dask_arrays():
