@@ -18,6 +18,7 @@ import math
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import matplotlib as mpl
 import numpy as np
@@ -86,9 +87,12 @@ def to_png(figure: MplFigure) -> bytes:
     bottom = min(rows - math.floor(box.y0 * DPI), rows)
     buffer = io.BytesIO()
     imsave(buffer, pixels[top:bottom, left:right], format="png", origin="upper", dpi=DPI,
-           metadata={"Software": None})
+           metadata=NO_SOFTWARE)
     return buffer.getvalue()
 
+
+#: PNG metadata: no software key (matplotlib's version would change the bytes).
+NO_SOFTWARE: dict[str, Any] = {"Software": None}
 
 #: The start of matplotlib's warning when the constrained layout gives up.
 COLLAPSED = "constrained_layout not applied"
@@ -102,8 +106,7 @@ def _redrawn_png(figure: MplFigure, box: Bbox) -> bytes:
     figure.set_layout_engine(None)  # None, not "none": that leaves a placeholder engine
     buffer = io.BytesIO()
     try:
-        figure.savefig(buffer, format="png", dpi=DPI, bbox_inches=box,
-                       metadata={"Software": None})
+        figure.savefig(buffer, format="png", dpi=DPI, bbox_inches=box, metadata=NO_SOFTWARE)
     finally:
         figure.set_layout_engine(engine)
     return buffer.getvalue()
