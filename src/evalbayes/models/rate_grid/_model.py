@@ -114,6 +114,7 @@ from numpy.polynomial import legendre
 from scipy.special import expit, logsumexp
 
 from evalbayes._core.names import (
+    METRICS,
     SAMPLER_DEFAULTS,
     Method,
     check_count,
@@ -211,7 +212,7 @@ def log_normalise(logits: np.ndarray) -> np.ndarray:
 
 
 #: Within :func:`shared_log_weights`: ``id(model) -> (coef array, log g_s, model)``.
-_SHARED_LOG_WEIGHTS: ContextVar[dict[int, tuple[Any, np.ndarray, Any]] | None] = ContextVar(
+_SHARED_LOG_WEIGHTS: ContextVar[dict[Any, tuple[Any, ...]] | None] = ContextVar(
     "rate_grid_shared_log_weights", default=None
 )
 
@@ -223,8 +224,11 @@ def shared_log_weights() -> Iterator[None]:
     A summary asks for ``log g_s`` five times (the "tasks" draws, and per metric the
     population curve and the rows' conditional expectations of the pairing), each a
     ``(chain, draw, system, support)`` softmax (1.2 CPU-s on SWE-bench Verified's 4000 x 123
-    x 59); the block keeps the first and hands it out read-only. Nested blocks share the
-    outermost one; the array is released when it ends.
+    x 59); the block keeps the first and hands it out read-only. The rows' conditional
+    expectations (:meth:`RateGridBase.row_expectations`) are kept too, computed for every
+    metric from one pass over the rows' conditionals (their exps are most of the cost; each
+    metric's numbers are those of a call for it alone). Nested blocks share the outermost
+    one; the arrays are released when it ends.
     """
     if _SHARED_LOG_WEIGHTS.get() is not None:
         yield
@@ -400,6 +404,12 @@ class RateGridBase(Model):
         """:meth:`Model.curves`, with ``log g_s`` computed once (:func:`shared_log_weights`)."""
         with shared_log_weights():
             return super().curves(*args, **kwargs)
+
+    def sharing(self) -> contextlib.AbstractContextManager[None]:
+        """A block within which derived quantities share ``log g_s`` and the rows'
+        conditional expectations (:func:`shared_log_weights`): what a summary of several
+        estimands opens around its curves."""
+        return shared_log_weights()
 
     def rate_distribution(self, posterior: xr.Dataset) -> xr.DataArray:
         """Posterior draws of each system's rate distribution ``g_s`` (probabilities summing to
@@ -896,22 +906,38 @@ class RateGridModel(RateGridBase):
         ranks (template hook); with broken tasks, each task's factor ``1 - P(broken | draw,
         data)`` (``f(0) = 0``)."""
         log_g = self.log_weights(posterior)
+        metric = check_metric(metric)
+        k = np.asarray(k, dtype=float)
+        pi0 = self._pi0(posterior)
+        memo = _SHARED_LOG_WEIGHTS.get()
+        key = ("rows", id(self))
+        kept = memo.get(key) if memo is not None and pi0 is None else None
+        if kept is not None and kept[0] is log_g and np.array_equal(kept[1], k):
+            return kept[2][metric]
         rows, row_of_cell = _row_table(data.n.values, data.c.values)
         loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
-        metric = check_metric(metric)
-        f = prob_curve(self.rates_grid, np.asarray(k, dtype=float), metric)
+        # within a sharing block every metric (the rows' exps are the cost), else this one
+        metrics = METRICS if memo is not None and pi0 is None else (metric,)
+        f = {m: prob_curve(self.rates_grid, k, m) for m in metrics}
         chains, draws, _, support = log_g.shape
-        values = np.empty((chains, draws, len(rows), len(k)))
+        values = {m: np.empty((chains, draws, len(rows), len(k))) for m in metrics}
         width = max(1, _WORK // max(1, chains * draws * support))
         for start in range(0, len(rows), width):
             block = slice(start, start + width)
             post = log_g[:, :, rows[block, 0], :] + loglik[block]
             post -= post.max(axis=-1, keepdims=True)  # in place: the same numbers, no copies
             np.exp(post, out=post)
-            values[:, :, block] = (post @ f) / post.sum(axis=-1, keepdims=True)
-        pi0 = self._pi0(posterior)
+            total = post.sum(axis=-1, keepdims=True)
+            for m in metrics:
+                values[m][:, :, block] = (post @ f[m]) / total
         if pi0 is None:
-            return RowExpectations(values, row_of_cell)
+            out = {m: RowExpectations(values[m], row_of_cell) for m in metrics}
+            if memo is not None:
+                for m in metrics:
+                    values[m].setflags(write=False)  # shared: no caller may change them
+                memo[key] = (log_g, k, out, self)
+            return out[metric]
+        values = values[metric]
         # P(solvable | draw, data) per task; a broken task's f(0) is 0 (pass@k, pass^k, k >= 1)
         solvable = expit(-self._broken_log_odds(log_g, pi0, data, slice(None)))
         return RowExpectations(values, row_of_cell, solvable)
