@@ -43,4 +43,4 @@ def defer_dask_import() -> None:
     except (ImportError, AttributeError):
         return
     if isinstance(cache, dict) and "dask" not in cache:
-        cache["dask"] = _DeferredDask()
+        cache["dask"] = _DeferredDask()  # type: ignore[assignment]  # duck-typed stand-in

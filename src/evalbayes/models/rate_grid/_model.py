@@ -918,7 +918,7 @@ class RateGridModel(RateGridBase):
         loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
         # within a sharing block every metric (the rows' exps are the cost), else this one
         metrics = METRICS if memo is not None and pi0 is None else (metric,)
-        f = {m: prob_curve(self.rates_grid, k, m) for m in metrics}
+        f = {m: prob_curve(self.rates_grid, k, check_metric(m)) for m in metrics}
         chains, draws, _, support = log_g.shape
         values = {m: np.empty((chains, draws, len(rows), len(k))) for m in metrics}
         width = max(1, _WORK // max(1, chains * draws * support))
@@ -937,10 +937,9 @@ class RateGridModel(RateGridBase):
                     values[m].setflags(write=False)  # shared: no caller may change them
                 memo[key] = (log_g, k, out, self)
             return out[metric]
-        values = values[metric]
         # P(solvable | draw, data) per task; a broken task's f(0) is 0 (pass@k, pass^k, k >= 1)
         solvable = expit(-self._broken_log_odds(log_g, pi0, data, slice(None)))
-        return RowExpectations(values, row_of_cell, solvable)
+        return RowExpectations(values[metric], row_of_cell, solvable)
 
     def cell_log_likelihood(
         self, posterior: xr.Dataset, data: EvalData, s_idx: np.ndarray, t_idx: np.ndarray
