@@ -124,10 +124,8 @@ def load_fit(path: str, scores: bool = False) -> Any:
     import warnings
 
     from evalbayes._persist import load
-    from evalbayes.cli._dask_check import defer_dask_import
     from evalbayes.results._diagnostics import ConvergenceWarning
 
-    defer_dask_import()
     with warnings.catch_warnings():  # check_fit reports the diagnostics on stderr
         warnings.simplefilter("ignore", ConvergenceWarning)
         fit = load(path)
