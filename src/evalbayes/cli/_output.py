@@ -228,11 +228,14 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
                     if isinstance(v, str) else v
                     for v in frame[column]
                 ]
-        with pd.option_context("display.width", 200, "display.max_columns", 50,
-                               "display.max_rows", 500):
-            text = (f"{title}\n" if title else "") + frame.to_string(
-                index=False, float_format=lambda v: f"{v:.4f}"
-            )
+        from evalbayes.cli._text_table import plain_text_table
+
+        text = plain_text_table(frame, float_format="{:.4f}".format)  # pandas' layout
+        if text is None:
+            with pd.option_context("display.width", 200, "display.max_columns", 50,
+                                   "display.max_rows", 500):
+                text = frame.to_string(index=False, float_format=lambda v: f"{v:.4f}")
+        text = (f"{title}\n" if title else "") + text
         text += "\n"
         if note:
             text += f"NOTE: {note}\n"

@@ -532,11 +532,14 @@ class Posterior(Rendered):
         ``g-pass@k (m=M)``.
         """
         estimands = estimands or self.model.estimands()
-        curves = {(metric, estimand): draws
-                  for estimand in estimands
-                  for metric, draws in self.curves(
-                      tuple(m for m in metrics if m != "g-pass@k"), k, estimand=estimand
-                  ).items()}
+        # a model may share work between the estimands' curves (the rate grid: log g_s)
+        sharing = getattr(self.model, "sharing", contextlib.nullcontext)
+        with sharing():
+            curves = {(metric, estimand): draws
+                      for estimand in estimands
+                      for metric, draws in self.curves(
+                          tuple(m for m in metrics if m != "g-pass@k"), k, estimand=estimand
+                      ).items()}
         frames = []
         for metric in metrics:
             for estimand in estimands:
