@@ -75,6 +75,7 @@ from evalbayes._core.names import (
     Method,
     Unset,
     check_count,
+    check_coupling,
     check_metric,
     check_nonnegative,
     check_population,
@@ -205,10 +206,12 @@ class BetaBinomialModel(Model):
     task_prior: tuple[float, float] = (1.0, 1.0)
     population: str = "paired"
     unseen_tasks: float = 4.0
+    coupling: str = "dirichlet"
 
     def __post_init__(self) -> None:
         check_population(self.population)
         check_nonnegative(self.unseen_tasks, "unseen_tasks")
+        check_coupling(self.coupling)
         if self.pooling not in ("partial", "none", "complete"):
             raise ValueError(
                 f"pooling must be 'partial', 'none' or 'complete', got {self.pooling!r}"
@@ -273,6 +276,11 @@ class BetaBinomialModel(Model):
     def pairing_concentration(self) -> float:
         """``unseen_tasks`` (the template's :meth:`Model.pairing_concentration`)."""
         return float(self.unseen_tasks)
+
+    @property
+    def pairing_coupling(self) -> str:
+        """``coupling`` (the template's :meth:`Model.pairing_coupling`)."""
+        return self.coupling
 
     @property
     def pairing_reference(self) -> str:

@@ -117,6 +117,7 @@ from evalbayes._core.names import (
     SAMPLER_DEFAULTS,
     Method,
     check_count,
+    check_coupling,
     check_metric,
     check_nonnegative,
     check_population,
@@ -505,6 +506,7 @@ class RateGridModel(RateGridBase):
 
     population: str = "paired"
     unseen_tasks: float = 4.0
+    coupling: str = "dirichlet"
     broken: bool = False
     broken_prior: tuple[float, float] = (1.0, 9.0)
 
@@ -512,6 +514,7 @@ class RateGridModel(RateGridBase):
         super().__post_init__()
         check_population(self.population)
         check_nonnegative(self.unseen_tasks, "unseen_tasks")
+        check_coupling(self.coupling)
         if not isinstance(self.broken, bool):
             raise ValueError(f"broken must be true or false, got {self.broken!r}")
         check_broken_prior(self.broken_prior)
@@ -546,6 +549,11 @@ class RateGridModel(RateGridBase):
     def pairing_concentration(self) -> float:
         """``unseen_tasks`` (the template's :meth:`Model.pairing_concentration`)."""
         return float(self.unseen_tasks)
+
+    @property
+    def pairing_coupling(self) -> str:
+        """``coupling`` (the template's :meth:`Model.pairing_coupling`)."""
+        return self.coupling
 
     @property
     def description(self) -> str:
