@@ -97,21 +97,23 @@ def favoured_calibration(p: np.ndarray, ahead: np.ndarray) -> tuple[float, float
     return ece, wrong, expected, int(sure.sum())
 
 
-def _key(reference: str, alpha: float | None, coupling: str = "dirichlet") -> str:
+def _key(reference: str, alpha: float, coupling: str = "dirichlet") -> str:
     """The column name of one pairing variant: ``"2.0"`` (the model's own reference, the
-    ``"dirichlet"`` coupling), ``"posterior-mean 2.0"``, ``"dirichlet-copula 4.0"`` or
-    ``"copula"`` (which has no ``alpha``)."""
-    key = str(alpha) if coupling == "dirichlet" else (
-        coupling if alpha is None else f"{coupling} {alpha}")
+    ``"dirichlet"`` coupling), ``"posterior-mean 2.0"`` or ``"copula 4.0"``."""
+    key = str(alpha) if coupling == "dirichlet" else f"{coupling} {alpha}"
     return key if reference == "model" else f"{reference} {key}"
 
 
-def _variants(references: list[str], alphas: list[float],
-              couplings: list[str]) -> list[tuple[str, float | None, str]]:
-    """``(reference, alpha, coupling)`` of every pairing variant (``"copula"`` once per
-    reference: it has no unseen-task weight)."""
-    return [(r, a, c) for r in references for c in couplings
-            for a in ([None] if c == "copula" else alphas)]
+def _variants(references: list[str], alphas: list[float], couplings: list[str],
+              copula_alphas: list[float] | None) -> list[tuple[str, float, str]]:
+    """``(reference, alpha, coupling)`` of every pairing variant (``"copula"`` with
+    ``copula_alphas`` where given, its prior weight; alpha = 0 is left out for it)."""
+    def weights(coupling: str) -> list[float]:
+        if coupling == "copula":
+            return [a for a in (copula_alphas or alphas) if a > 0]
+        return alphas
+
+    return [(r, a, c) for r in references for c in couplings for a in weights(c)]
 
 
 def _with_reference(model, reference: str):
@@ -136,8 +138,7 @@ def run_one(model, bench_index, bench, names, n_all, c_all, truth, n_tasks, syst
     curves = {}
     for reference, alpha, coupling in variants:
         base = model if reference == "model" else _with_reference(model, reference)
-        variant = dataclasses.replace(base, coupling=coupling, unseen_tasks=float(
-            base.unseen_tasks if alpha is None else alpha))
+        variant = dataclasses.replace(base, coupling=coupling, unseen_tasks=float(alpha))
         curves[_key(reference, alpha, coupling)] = variant.curve(
             post.posterior, data, k, "pass@k", "population", False, seed=rep
         ).values[..., 0]
@@ -243,7 +244,9 @@ def main(argv=None) -> int:
     parser.add_argument("--couplings", nargs="+", default=["dirichlet"],
                         choices=("dirichlet", "dirichlet-copula", "copula"),
                         help="the pairing's coupling (the models' `coupling`), each with every "
-                        "--alphas (but 'copula', which has no unseen-task weight)")
+                        "--alphas ('copula': with --copula-alphas where given)")
+    parser.add_argument("--copula-alphas", type=float, nargs="+",
+                        help="unseen_tasks values of the 'copula' coupling (its prior weight)")
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--pool", type=Path, nargs="+")
@@ -261,7 +264,7 @@ def main(argv=None) -> int:
         model = BetaBinomialModel()
     label = args.model if args.coef_prior is None else f"{args.model}:{args.coef_prior}"
     alphas = [float(a) for a in args.alphas]
-    variants = _variants(args.references, alphas, args.couplings)
+    variants = _variants(args.references, alphas, args.couplings, args.copula_alphas)
     print(f"# {label}, benchmarks {args.benchmarks}, N {args.tasks}, reps {args.first_rep}-"
           f"{args.first_rep + args.reps - 1}, {args.systems} systems, draws 2 x {args.draws}, "
           f"load {os.getloadavg()[0]:.1f}", flush=True)

@@ -71,7 +71,8 @@ def difference_interval(model, data, sampler):
 
 
 def parse_variant(text: str) -> tuple[str, float | None]:
-    """``"dirichlet:4"`` -> ("dirichlet", 4.0); ``"copula"`` -> ("copula", None)."""
+    """``"dirichlet:4"`` -> ("dirichlet", 4.0); ``"copula"`` -> ("copula", None): the
+    model's own ``unseen_tasks``)."""
     coupling, _, alpha = text.partition(":")
     return coupling, (float(alpha) if alpha else None)
 

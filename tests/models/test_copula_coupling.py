@@ -40,18 +40,19 @@ def test_normal_scores_closed_form():
     assert np.array_equal(got[2], np.zeros(5))
 
 
-def _iw_correlations(scores: np.ndarray, size: int, seed: int) -> np.ndarray:
-    """Correlation draws of IW(S + 1 + T, I + Z Z') from scipy (the independent reference)."""
+def _iw_correlations(scores: np.ndarray, size: int, seed: int, lam: float = 1.0) -> np.ndarray:
+    """Correlation draws of IW(S + 1 + T, lam I + Z Z') from scipy (the independent
+    reference)."""
     n_sys, n_task = scores.shape
-    sigma = stats.invwishart(df=n_sys + 1 + n_task, scale=np.eye(n_sys) + scores @ scores.T
+    sigma = stats.invwishart(df=n_sys + 1 + n_task, scale=lam * np.eye(n_sys) + scores @ scores.T
                              ).rvs(size, random_state=np.random.default_rng(seed))
     sd = np.sqrt(np.diagonal(sigma, axis1=1, axis2=2))
     return sigma / sd[:, :, None] / sd[:, None, :]
 
 
-@pytest.mark.parametrize("n_task", [0, 6, 30])
-def test_the_mixture_matches_scipy_inverse_wishart(n_task):
-    """x_d = standardised draw of N(0, Sigma_d), Sigma_d ~ IW(S + 1 + T, I + Z Z'): each x_s
+@pytest.mark.parametrize(("n_task", "lam"), [(0, 1.0), (6, 1.0), (30, 1.0), (6, 4.0)])
+def test_the_mixture_matches_scipy_inverse_wishart(n_task, lam):
+    """x_d = standardised draw of N(0, Sigma_d), Sigma_d ~ IW(S + 1 + T, lam I + Z Z'): each x_s
     is N(0, 1); E[x_a x_b] = E[rho_ab]; and the difference x_b - x_a, a scale mixture
     N(0, 2 - 2 rho), has E[(x_b - x_a)^4] = 3 E[(2 - 2 rho)^2]. The rho moments come from
     scipy.stats.invwishart draws. Tolerances: 5 Monte Carlo standard errors (of the
@@ -60,8 +61,8 @@ def test_the_mixture_matches_scipy_inverse_wishart(n_task):
     cov = np.array([[1.0, 0.7, 0.2], [0.7, 1.0, 0.0], [0.2, 0.0, 1.0]])
     x_tasks = rng.multivariate_normal(np.zeros(3), cov, size=n_task).T
     scores = task_normal_scores(x_tasks) if n_task else np.zeros((3, 0))
-    x = posterior_correlated_normals(scores, 4, 25_000, seed=1).reshape(-1, 3)
-    rho = _iw_correlations(scores, 40_000, seed=2)
+    x = posterior_correlated_normals(scores, 4, 25_000, seed=1, prior_tasks=lam).reshape(-1, 3)
+    rho = _iw_correlations(scores, 40_000, seed=2, lam=lam)
     for s in range(3):
         assert stats.kstest(x[:, s], "norm").pvalue > 1e-3
     for a, b in [(0, 1), (0, 2), (1, 2)]:
@@ -103,11 +104,29 @@ def test_many_tasks_give_the_scores_correlation_and_none_give_none():
     assert np.corrcoef(z.T)[0, 1] == pytest.approx(np.corrcoef(scores)[0, 1], abs=0.03)
 
 
-def test_seeded():
+def test_seeded_and_checked():
     scores = task_normal_scores(np.random.default_rng(0).random((3, 8)))
     one = posterior_correlated_normals(scores, 2, 300, seed=7)
     assert np.array_equal(one, posterior_correlated_normals(scores, 2, 300, seed=7))
     assert not np.array_equal(one, posterior_correlated_normals(scores, 2, 300, seed=8))
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match="prior_tasks"):
+            posterior_correlated_normals(scores, 2, 300, seed=7, prior_tasks=bad)
+
+
+def test_many_systems_take_the_triangular_solve_path():
+    """Above ``_BATCHED_SYSTEMS`` systems each draw's factor comes from a triangular solve
+    instead of the batched inverse: the same numbers to rounding."""
+    import evalbayes.models._base as base
+
+    scores = task_normal_scores(np.random.default_rng(2).random((30, 40)))
+    batched = base._BATCHED_SYSTEMS
+    try:
+        base._BATCHED_SYSTEMS = 100
+        one = posterior_correlated_normals(scores, 2, 300, seed=5)
+    finally:
+        base._BATCHED_SYSTEMS = batched
+    assert np.allclose(posterior_correlated_normals(scores, 2, 300, seed=5), one, atol=1e-10)
 
 
 def test_copula_reference_scores_the_cells_posterior_means():
@@ -171,3 +190,5 @@ def test_models_keep_the_marginals_and_check_the_setting(cls):
     assert cls().coupling == "dirichlet"
     with pytest.raises(ValueError, match="coupling must be one of dirichlet"):
         cls(coupling="gaussian")
+    with pytest.raises(ValueError, match="unseen_tasks > 0"):
+        cls(coupling="copula", unseen_tasks=0)

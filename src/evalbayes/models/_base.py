@@ -333,7 +333,8 @@ def unseen_task_reference(
         own = _unseen_cell_means(values, row_of_cell, alpha, rng, task_scale)
     own = own.reshape(chains, draws, n_sys, n_k)
     if copula:
-        own = couple_to_reference(own, copula_reference(values, row_of_cell, seed, task_scale))
+        own = couple_to_reference(own, copula_reference(values, row_of_cell, seed, task_scale,
+                                                        alpha))
     new_share = new_share.reshape(chains, draws, 1, 1)
     return (1.0 - new_share) * paired + new_share * own
 
@@ -341,6 +342,9 @@ def unseen_task_reference(
 #: Draws per block of :func:`posterior_correlated_normals` (each holds three system x system
 #: matrices per draw).
 _COPULA_BLOCK = 256
+#: Up to this many systems :func:`posterior_correlated_normals` inverts a block of Bartlett
+#: factors at once; beyond, one triangular solve per draw is faster.
+_BATCHED_SYSTEMS = 24
 
 
 def task_normal_scores(cell_values: np.ndarray) -> np.ndarray:
@@ -358,17 +362,20 @@ def task_normal_scores(cell_values: np.ndarray) -> np.ndarray:
 
 
 def posterior_correlated_normals(scores: np.ndarray, chains: int, draws: int,
-                                 seed: int) -> np.ndarray:
+                                 seed: int, prior_tasks: float = 1.0) -> np.ndarray:
     """Standard normal vectors over the systems, ``(chain, draw, system)``, each drawn with
     its own correlation matrix from the posterior of the systems' Gaussian copula given the
     tasks' normal scores ``scores`` ``(system, task)``.
 
     With scores ``z_t ~ N(0, Sigma)`` over the ``T`` tasks and the prior ``Sigma ~
-    IW(S + 1, I)`` (whose correlations are each uniform on [-1, 1]: J. Barnard, R. McCulloch
-    and X.-L. Meng, "Modeling covariance matrices in terms of standard deviations and
-    correlations", *Statistica Sinica* 10, 2000, 1281-1311), the posterior is ``Sigma ~
-    IW(S + 1 + T, I + sum_t z_t z_t')``. Per draw: ``Sigma^-1 = L B B' L'`` (Bartlett's
-    decomposition of the Wishart, ``(I + sum_t z_t z_t')^-1 = L L'``, ``B`` lower triangular,
+    IW(S + 1, lambda I)`` (whose correlations are each uniform on [-1, 1], whatever
+    ``lambda``: J. Barnard, R. McCulloch and X.-L. Meng, "Modeling covariance matrices in
+    terms of standard deviations and correlations", *Statistica Sinica* 10, 2000,
+    1281-1311), the posterior is ``Sigma ~ IW(S + 1 + T, lambda I + sum_t z_t z_t')``:
+    ``lambda`` (``prior_tasks``) acts as that many tasks of uncorrelated unit scores, so a
+    correlation's posterior centre is about the scores' one times ``T / (T + lambda)``.
+    Per draw: ``Sigma^-1 = L B B' L'`` (Bartlett's decomposition of the Wishart,
+    ``(lambda I + sum_t z_t z_t')^-1 = L L'``, ``B`` lower triangular,
     ``B_ii^2 ~ chi^2(S + 1 + T - i)``, ``B_ij ~ N(0, 1)`` below), ``x = L'^-1 B'^-1 e`` with
     ``e ~ N(0, I)`` (so ``x ~ N(0, Sigma)``), returned as ``x_s / sqrt(Sigma_ss)``: the
     correlation matrix's draw, not the scales, sets the dependence. A two-system block of
@@ -378,8 +385,11 @@ def posterior_correlated_normals(scores: np.ndarray, chains: int, draws: int,
     Deterministic given ``seed`` (stream ``[seed, 23]``); the same seed gives the same
     ``B`` and ``e`` for any ``scores`` of one shape.
     """
+    lam = check_nonnegative(prior_tasks, "prior_tasks")
+    if lam == 0.0:
+        raise ValueError("prior_tasks must be > 0 (the copula's prior scale)")
     n_sys, n_task = scores.shape
-    psi_inv = np.linalg.inv(np.eye(n_sys) + scores @ scores.T)
+    psi_inv = np.linalg.inv(lam * np.eye(n_sys) + scores @ scores.T)
     lower = np.linalg.cholesky((psi_inv + psi_inv.T) / 2)
     upper_inv = solve_triangular(lower, np.eye(n_sys), lower=True).T  # L'^-1
     dof = n_sys + 1 + n_task - np.arange(n_sys)
@@ -392,9 +402,14 @@ def posterior_correlated_normals(scores: np.ndarray, chains: int, draws: int,
         bartlett = np.zeros((m, n_sys, n_sys))
         bartlett[:, np.arange(n_sys), np.arange(n_sys)] = np.sqrt(rng.chisquare(dof, (m, n_sys)))
         bartlett[:, below[0], below[1]] = rng.standard_normal((m, len(below[0])))
-        factor = upper_inv @ np.linalg.inv(bartlett).transpose(0, 2, 1)  # Sigma = F F'
-        x = factor @ rng.standard_normal((m, n_sys, 1))
-        out[start:start + m] = x[..., 0] / np.sqrt((factor**2).sum(axis=-1))
+        noise = rng.standard_normal((m, n_sys))
+        if n_sys <= _BATCHED_SYSTEMS:
+            factor = upper_inv @ np.linalg.inv(bartlett).transpose(0, 2, 1)  # Sigma = F F'
+        else:  # F' = B^-1 L^-1, one triangular solve per draw (cheaper than a batched inverse)
+            factor = np.stack([solve_triangular(b, upper_inv.T, lower=True,
+                                                check_finite=False).T for b in bartlett])
+        x = (factor @ noise[..., None])[..., 0]
+        out[start:start + m] = x / np.sqrt((factor**2).sum(axis=-1))
     return out.reshape(chains, draws, n_sys)
 
 
@@ -403,11 +418,13 @@ def copula_reference(
     row_of_cell: np.ndarray,
     seed: int,
     task_scale: np.ndarray | None = None,
+    prior_tasks: float = 1.0,
 ) -> np.ndarray:
     """A Gaussian-copula reference for the pairing, ``(chain, draw, system, k)``: per ``k``,
-    :func:`posterior_correlated_normals` of the :func:`task_normal_scores` of each cell's
-    posterior mean ``E[a_t v[s, t]]`` over the draws (``values``, ``row_of_cell`` and
-    ``task_scale`` as in :func:`weighted_row_average`).
+    :func:`posterior_correlated_normals` (prior weight ``prior_tasks``) of the
+    :func:`task_normal_scores` of each cell's posterior mean ``E[a_t v[s, t]]`` over the
+    draws (``values``, ``row_of_cell`` and ``task_scale`` as in
+    :func:`weighted_row_average`).
 
     Coupling each system's draws to these ranks (:func:`couple_to_reference`) pairs two
     systems as a Gaussian copula whose correlation is drawn from its posterior given the
@@ -432,7 +449,7 @@ def copula_reference(
         cells = np.full(row_of_cell.shape, np.nan)
         cells[s_idx, t_idx] = means
         out[..., j] = posterior_correlated_normals(task_normal_scores(cells), chains, draws,
-                                                   seed)
+                                                   seed, prior_tasks)
     return out
 
 
@@ -658,7 +675,8 @@ class Model(Configured, ABC):
         ``"dirichlet"`` (default; the Dirichlet-process reference, unseen tasks independent,
         :func:`unseen_task_reference`), ``"dirichlet-copula"`` (its unseen tasks coupled by
         the posterior Gaussian copula) or ``"copula"`` (that copula alone,
-        :func:`copula_reference`; :attr:`pairing_concentration` unused)."""
+        :func:`copula_reference`, with :attr:`pairing_concentration` as the prior weight,
+        in tasks, of uncorrelated scores: it must then be > 0)."""
         return "dirichlet"
 
     @property
@@ -785,7 +803,7 @@ class Model(Configured, ABC):
                                                   weights)
                 elif coupling == "copula":
                     bootstrap = copula_reference(expected.values, expected.row_of_cell, seed,
-                                                 expected.task_scale)
+                                                 expected.task_scale, self.pairing_concentration)
                 else:
                     bootstrap = unseen_task_reference(
                         expected.values, expected.row_of_cell, weights,
