@@ -118,6 +118,7 @@ from evalbayes._core.names import (
     SAMPLER_DEFAULTS,
     Method,
     check_count,
+    check_coupling,
     check_metric,
     check_nonnegative,
     check_population,
@@ -497,7 +498,17 @@ class RateGridModel(RateGridBase):
         10-20 tasks). Default 4, chosen on real benchmarks (``benchmarks/validity/``, paired
         comparisons: coverage of the pass@1 difference at 10 / 20 / 50 tasks 0.85 / 0.93 /
         0.94 with 0, 0.91 / 0.96 / 0.95 with 4, width 1.21 / 1.09 / 1.05x the paired
-        bootstrap's).
+        bootstrap's). With ``coupling="copula"``: the copula's prior weight, in
+        tasks, of uncorrelated results (> 0).
+    coupling : {"dirichlet", "copula", "dirichlet-copula"}
+        ``population="paired"``: what the pairing's ranks come from. ``"dirichlet"``
+        (default): the Dirichlet-process reference above, the unseen tasks independent.
+        ``"copula"``: a Gaussian copula of the systems' task values (normal scores of each
+        task's posterior mean) whose correlation matrix is drawn per draw from its posterior
+        given the observed tasks (:func:`~evalbayes.models._base.copula_reference`): the
+        coupling carries its own uncertainty, wide with few tasks, the observed one with
+        many. ``"dirichlet-copula"``: the Dirichlet-process reference with its unseen tasks
+        coupled by that copula. ``benchmarks/validity/`` compares them.
     broken : bool
         A task is broken (``p = 0`` for every system) with probability ``pi0``, marginalised
         per task, so that every system's failures on it count (default False; with one system
@@ -515,6 +526,7 @@ class RateGridModel(RateGridBase):
 
     population: str = "paired"
     unseen_tasks: float = 4.0
+    coupling: str = "dirichlet"
     broken: bool = False
     broken_prior: tuple[float, float] = (1.0, 9.0)
 
@@ -522,6 +534,10 @@ class RateGridModel(RateGridBase):
         super().__post_init__()
         check_population(self.population)
         check_nonnegative(self.unseen_tasks, "unseen_tasks")
+        check_coupling(self.coupling)
+        if self.coupling == "copula" and self.unseen_tasks == 0:
+            raise ValueError("coupling='copula' needs unseen_tasks > 0: there it is the prior "
+                             "weight, in tasks, of uncorrelated results in the copula")
         if not isinstance(self.broken, bool):
             raise ValueError(f"broken must be true or false, got {self.broken!r}")
         check_broken_prior(self.broken_prior)
@@ -556,6 +572,11 @@ class RateGridModel(RateGridBase):
     def pairing_concentration(self) -> float:
         """``unseen_tasks`` (the template's :meth:`Model.pairing_concentration`)."""
         return float(self.unseen_tasks)
+
+    @property
+    def pairing_coupling(self) -> str:
+        """``coupling`` (the template's :meth:`Model.pairing_coupling`)."""
+        return self.coupling
 
     @property
     def description(self) -> str:
