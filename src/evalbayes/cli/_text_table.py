@@ -20,8 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["plain_text_table"]
+__all__ = ["plain_text_table", "text_table"]
 
 
 def _cells(values: Any, dtype: Any, float_format: Callable[[float], str]) -> list[str] | None:
@@ -68,3 +69,14 @@ def plain_text_table(frame: Any, float_format: Callable[[float], str]) -> str | 
         width = max(len(header), max(map(len, cells)))
         columns.append([header.rjust(width)] + [c.rjust(width) for c in cells])
     return "\n".join(" ".join(row) for row in zip(*columns, strict=True))
+
+
+def text_table(frame: pd.DataFrame) -> str:
+    """``frame`` as the commands print it (no index, floats to 4 decimals): by
+    :func:`plain_text_table` where its columns are plain, else by pandas."""
+    text = plain_text_table(frame, float_format="{:.4f}".format)
+    if text is not None:
+        return text
+    with pd.option_context("display.width", 200, "display.max_columns", 50,
+                           "display.max_rows", 500):
+        return frame.to_string(index=False, float_format=lambda v: f"{v:.4f}")

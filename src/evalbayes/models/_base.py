@@ -46,7 +46,6 @@ import xarray as xr
 from scipy import sparse
 from scipy.linalg import solve_triangular
 from scipy.special import gammaln, ndtri
-from scipy.stats import rankdata
 
 from evalbayes._core.names import (
     CHUNK_NUMBERS,
@@ -61,6 +60,7 @@ from evalbayes._core.names import (
     check_nonnegative,
     check_population,
 )
+from evalbayes._core.ranks import average_ranks
 from evalbayes.data import EvalData
 from evalbayes.inference import (
     SamplerConfig,
@@ -357,7 +357,7 @@ def task_normal_scores(cell_values: np.ndarray) -> np.ndarray:
     for s, row in enumerate(cell_values):
         seen = ~np.isnan(row)
         if seen.any():
-            scores[s, seen] = ndtri((rankdata(row[seen]) - 0.5) / seen.sum())
+            scores[s, seen] = ndtri((average_ranks(row[seen]) - 0.5) / seen.sum())
     return scores
 
 
