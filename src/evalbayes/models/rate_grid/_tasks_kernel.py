@@ -45,22 +45,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from evalbayes.models._splitmix import GOLDEN, S11, TWO_M53, mix, word
+
 __all__ = ["row_node_sums"]
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
-_TWO_M53 = 1.0 / 9007199254740992.0
 _TINY = 1e-280  # a row's total weight below this is recomputed in log space
-
-
-@njit(cache=True, inline="always")
-def _mix(z: np.uint64) -> np.uint64:
-    """SplitMix64's output function (a bijective 64-bit mixer)."""
-    z = (z ^ (z >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    return z ^ (z >> _S31)
 
 
 @njit(cache=True)
@@ -68,8 +57,7 @@ def _uniforms(key: np.uint64, count: int, out: np.ndarray) -> None:
     """``out[i]``, ``i < count``: uniforms in (0, 1) from words ``1 .. count`` of stream ``key``
     (53 bits each, via a signed conversion that vectorises)."""
     for i in range(count):
-        word = _mix(key + np.uint64(i + 1) * _GOLDEN)
-        out[i] = (float(np.int64(word >> _S11)) + 0.5) * _TWO_M53
+        out[i] = (float(np.int64(word(key, i + 1) >> S11)) + 0.5) * TWO_M53
 
 
 @njit(cache=True)
@@ -158,10 +146,10 @@ def row_node_sums(
     padded = 1
     while padded < support:
         padded *= 2
-    seed_mixed = _mix(_mix(np.uint64(seed) + _GOLDEN) + np.uint64(17))
+    seed_mixed = mix(mix(np.uint64(seed) + GOLDEN) + np.uint64(17))
     row_keys = np.empty(n_rows, dtype=np.uint64)
     for r in range(n_rows):
-        row_keys[r] = _mix(seed_mixed + np.uint64(r))
+        row_keys[r] = mix(seed_mixed + np.uint64(r))
     for d in prange(n_draws):
         cdf = np.full(padded, np.inf)  # the search's padding stays +inf
         node = np.empty(most, dtype=np.int64)
@@ -172,7 +160,7 @@ def row_node_sums(
             w = row_cells[r]
             total = _row_weights(g[d, s], row_lik[r], log_g[d, s], row_loglik[r],
                                  cdf[:support])
-            _uniforms(_mix(row_keys[r] + np.uint64(d)), w, uniform)
+            _uniforms(mix(row_keys[r] + np.uint64(d)), w, uniform)
             hist[:] = 0
             _draw_counts(cdf, total, uniform, w, node, hist)
             for j in range(support):
