@@ -24,6 +24,7 @@ from evalbayes.report._checks import checks_section
 from evalbayes.report._context import make_context
 from evalbayes.report._designs import design_sections
 from evalbayes.report._document import Callout, Document, Section
+from evalbayes.report._figures import drawing_in_child_processes
 from evalbayes.report._guide import guide_section, reproduce_section
 from evalbayes.report._html import render_html
 from evalbayes.report._items import items_section
@@ -249,8 +250,9 @@ def write_report(
     fitted_here = fit is None
     if scores:
         score_fit = _score_fit(data, fit, model, draws, seed, sampler)
-        return _render(build_score_report(score_fit, protocol, fitted_here=fitted_here),
-                       output, markdown)
+        with drawing_in_child_processes():
+            return _render(build_score_report(score_fit, protocol, fitted_here=fitted_here),
+                           output, markdown)
     assert isinstance(data, EvalData) and not isinstance(fit, ScorePosterior)  # for mypy
     if fit is None:
         if model is None:
@@ -260,8 +262,9 @@ def write_report(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence is reported in the document
             fit = model.fit(data, draws=draws, seed=seed, check=False, **sampler)
-    document = build_report(data, fit, protocol, seed=seed, fitted_here=fitted_here)
-    return _render(document, output, markdown)
+    with drawing_in_child_processes():  # figures drawn on other cores meanwhile
+        document = build_report(data, fit, protocol, seed=seed, fitted_here=fitted_here)
+        return _render(document, output, markdown)
 
 
 def _render(document: Document, output: str | Path, markdown: bool) -> Path:

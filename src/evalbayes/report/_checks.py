@@ -12,7 +12,7 @@ import xarray as xr
 from evalbayes.plots import plot_ppc
 from evalbayes.report._context import ReportContext
 from evalbayes.report._document import Block, Callout, Code, Figure, Section, Table, paragraph
-from evalbayes.report._figures import new_figure, report_style, to_png
+from evalbayes.report._figures import draw_png, new_figure, report_style
 from evalbayes.report._format import fmt
 from evalbayes.results._diagnostics import ESS_MIN, RHAT_MAX
 from evalbayes.results._posterior import Posterior
@@ -177,7 +177,7 @@ def _ppc_blocks(ctx: ReportContext) -> list[Block]:
             plot_ppc(check, system, ax=ax)
         for ax in flat[len(shown):]:
             ax.set_visible(False)
-        png = to_png(figure)
+        png = draw_png(figure)
     more = "" if len(ctx.systems) <= PPC_MAX_SYSTEMS else (
         f" The first {PPC_MAX_SYSTEMS} systems are drawn; the table covers all."
     )

@@ -33,7 +33,7 @@ from evalbayes.models.designs._training_seeds import TrainingSeedsModel, Trainin
 from evalbayes.plots import plot_interaction, plot_variance_components
 from evalbayes.report._context import ReportContext
 from evalbayes.report._document import Block, Callout, Code, Figure, Section, Table, paragraph
-from evalbayes.report._figures import new_figure, report_style, to_png
+from evalbayes.report._figures import draw_png, new_figure, report_style
 from evalbayes.report._format import fmt, fmt_interval, fmt_signed, fmt_signed_interval
 
 __all__ = [
@@ -140,7 +140,7 @@ def _factorial_blocks(ctx: ReportContext, posterior: FactorialPosterior) -> list
         plot_interaction(posterior.harness_curves([1]).sel(k=1), ci_prob=ctx.ci_prob,
                          ax=axes[0, 0])
         plot_variance_components(components, ax=axes[0, 1])
-        png = to_png(figure)
+        png = draw_png(figure)
     blocks.append(
         Figure(
             name="factorial",

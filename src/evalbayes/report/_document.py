@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 __all__ = [
     "Block",
@@ -125,21 +125,34 @@ class Table:
         )
 
 
+class PendingPng(Protocol):
+    """PNG bytes still being drawn (in a child process: ``report._figures.ChildDrawing``)."""
+
+    def result(self) -> bytes:
+        """The bytes, once drawn."""
+        ...
+
+
 @dataclass(frozen=True)
 class Figure:
     """A PNG image with alternative text and a caption.
 
     ``name`` is a file stem (letters, digits, dashes) used for the Markdown variant's image
-    files; it is fixed by the report, never user text.
+    files; it is fixed by the report, never user text. ``png`` is the image's bytes, or a
+    drawing still under way whose bytes :meth:`png_bytes` waits for.
     """
 
     name: str
-    png: bytes
+    png: bytes | PendingPng
     alt: str
     caption: str = ""
 
     def __post_init__(self) -> None:
         _check_key(self.name, "figure")
+
+    def png_bytes(self) -> bytes:
+        """The PNG bytes (waiting for the drawing, if it is still under way)."""
+        return self.png if isinstance(self.png, bytes) else self.png.result()
 
 
 @dataclass(frozen=True)

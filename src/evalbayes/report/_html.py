@@ -160,7 +160,7 @@ def _table(table: Table) -> str:
 
 
 def _figure(figure: Figure) -> str:
-    data = base64.b64encode(figure.png).decode("ascii")
+    data = base64.b64encode(figure.png_bytes()).decode("ascii")
     caption = f"<figcaption>{escape(figure.caption)}</figcaption>" if figure.caption else ""
     return (
         f"<figure id=\"fig-{_attr(figure.name)}\"><img src=\"data:image/png;base64,{data}\" "

@@ -12,7 +12,7 @@ import pandas as pd
 from evalbayes.plots._items import FLAG_COLUMNS, plot_item_difficulty, plot_wright_map
 from evalbayes.report._context import ReportContext
 from evalbayes.report._document import Block, Callout, Code, Figure, Section, Table, paragraph
-from evalbayes.report._figures import new_figure, report_style, to_png
+from evalbayes.report._figures import draw_png, new_figure, report_style
 from evalbayes.report._format import fmt, fmt_interval
 
 __all__ = ["ITEM_ROWS", "SELECT_ITEMS", "items_section"]
@@ -194,7 +194,7 @@ def items_section(ctx: ReportContext) -> Section:
         figure, axes = new_figure(12.0, max(3.5, 0.2 * len(forest) + 1.2), 1, 2)
         plot_item_difficulty(forest, ax=axes[0, 0])
         plot_wright_map(abilities, items, ax=axes[0, 1])
-        png = to_png(figure)
+        png = draw_png(figure)
     blocks.append(
         Figure(
             name="items",

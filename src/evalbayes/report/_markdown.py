@@ -98,7 +98,7 @@ def _block(block: Block, folder: str, images: dict[str, bytes]) -> str:
         path = f"{folder}/{block.name}.png"
         if path in images:
             raise ValueError(f"two figures are named {block.name!r}")
-        images[path] = block.png
+        images[path] = block.png_bytes()
         text = f"![{escape_markdown(block.alt)}]({path})"
         if block.caption:
             text += f"\n\n*{escape_markdown(block.caption)}*"

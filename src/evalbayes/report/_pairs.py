@@ -46,7 +46,7 @@ from evalbayes.frequentist import (
 from evalbayes.plots import plot_comparison, plot_superiority_matrix
 from evalbayes.report._context import N_RESAMPLES, ReportContext
 from evalbayes.report._document import Block, Callout, Figure, Section, Strong, Table, paragraph
-from evalbayes.report._figures import new_figure, report_style, to_png
+from evalbayes.report._figures import draw_png, new_figure, report_style
 from evalbayes.report._format import fmt_p, fmt_signed, fmt_signed_interval
 from evalbayes.results._comparison import Comparison, shared_task_note
 
@@ -375,7 +375,7 @@ def _matrix_figure(ctx: ReportContext) -> Figure:
                 ci_prob=ctx.ci_prob, systems=chosen,
             )  # fmt: skip
             plot_superiority_matrix(comparison, ax=ax)
-        png = to_png(figure)
+        png = draw_png(figure)
     return Figure(
         name="superiority-matrix",
         png=png,
@@ -400,7 +400,7 @@ def _forest_figure(ctx: ReportContext) -> Figure:
     with report_style():
         figure, axes = new_figure(7.5, 1.4 + 0.42 * n_pairs)
         plot_comparison(comparison, baseline=ranking[0] if many else None, ax=axes[0, 0])
-        png = to_png(figure)
+        png = draw_png(figure)
     return Figure(
         name="comparison",
         png=png,

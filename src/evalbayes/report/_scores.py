@@ -33,7 +33,7 @@ from evalbayes.report._document import (
     Table,
     paragraph,
 )
-from evalbayes.report._figures import new_figure, report_style, to_png
+from evalbayes.report._figures import draw_png, new_figure, report_style
 from evalbayes.report._format import fmt, fmt_interval, fmt_p, fmt_signed, fmt_signed_interval
 from evalbayes.report._meta import ProtocolMeta
 from evalbayes.report._protocol import protocol_section
@@ -118,7 +118,7 @@ def _curve_figure(posterior: ScorePosterior) -> Figure:
         ax.set_ylabel("P(score >= t)")
         ax.set_ylim(-0.02, 1.02)
         ax.legend(fontsize=7, loc="best")
-        png = to_png(figure)
+        png = draw_png(figure)
     more = ("" if len(posterior.data.systems) <= MAX_CURVES else
             f" The first {MAX_CURVES} systems are drawn; the tables cover all.")
     return Figure(

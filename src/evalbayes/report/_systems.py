@@ -26,7 +26,7 @@ from evalbayes.report._document import (
     Table,
     paragraph,
 )
-from evalbayes.report._figures import new_figure, report_style, to_png
+from evalbayes.report._figures import draw_png, new_figure, report_style
 from evalbayes.report._format import fmt, fmt_interval
 from evalbayes.results._comparison import Comparison
 from evalbayes.results._extrapolation import max_trials, one_trial_note
@@ -174,7 +174,7 @@ def _system_forest_figure(ctx: ReportContext) -> Figure:
     with report_style():
         figure, axes = new_figure(7.0, 1.4 + (0.22 * n if n <= 40 else 0.15 * n))
         plot_system_forest(draws, chosen, ci_prob=ctx.ci_prob, ax=axes[0, 0])
-        png = to_png(figure)
+        png = draw_png(figure)
     return Figure(
         name="system-forest",
         png=png,
@@ -243,7 +243,7 @@ def _curve_figure(ctx: ReportContext, metric: str) -> Figure:
                 ax=ax,
                 highlight=highlight,
             )
-        png = to_png(figure)
+        png = draw_png(figure)
     slug = "pass-at-k" if metric == "pass@k" else "pass-hat-k"
     what = "at least one of k attempts succeeds" if metric == "pass@k" else "all k succeed"
     return Figure(
