@@ -21,6 +21,7 @@ import xarray as xr
 
 from evalbayes._core.names import (
     APPROXIMATE_METHODS,
+    APPROXIMATION_KIND,
     MCMC_METHODS,
     NUTS_METHODS,
     SAMPLER_DEFAULTS,
@@ -137,6 +138,18 @@ class SamplerConfig:
     def approximate(self) -> bool:
         """True for variational methods, whose intervals are not exact posterior intervals."""
         return self.method in APPROXIMATE_METHODS
+
+    @property
+    def approximation_kind(self) -> str:
+        """What kind of approximation an ``approximate`` method is (``"variational"``,
+        ``"Laplace"``, ...), as every output labels it."""
+        return APPROXIMATION_KIND.get(self.method, "variational")
+
+    def describe(self, model_name: str) -> str:
+        """A fit's short label: ``"model (method, chains x draws)"``, with ``[APPROXIMATE:
+        kind]`` after it where the method is approximate."""
+        text = f"{model_name} ({self.method}, {self.chains}x{self.draws})"
+        return text + f" [APPROXIMATE: {self.approximation_kind}]" if self.approximate else text
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (JSON-serialisable), without ``client`` and ``n_workers`` (where the

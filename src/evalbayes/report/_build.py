@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from evalbayes._core.files import write_bytes, write_text
 from evalbayes._core.names import (
-    APPROXIMATION_KIND,
     UNSET,
     Unset,
     hidden_characters,
@@ -91,7 +90,7 @@ def build_report(
         "Every number names its estimand: 'these tasks' or 'tasks like these'.",
     )
     if posterior.approximate:
-        kind = APPROXIMATION_KIND.get(posterior.sampler.method, "variational")
+        kind = posterior.sampler.approximation_kind
         header += (f"APPROXIMATE: {kind} fit; posterior intervals are approximate.",)
     overview = overview_section(ctx)
     names = _names_callout(data)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalbayes._core.names import APPROXIMATION_KIND, LABEL_WIDTH, label_key
+from evalbayes._core.names import LABEL_WIDTH, label_key
 from evalbayes.plots import plot_pass_at_k, plot_pass_hat_k, plot_system_forest
 from evalbayes.report._context import ReportContext
 from evalbayes.report._document import (
@@ -129,7 +129,7 @@ def systems_section(ctx: ReportContext) -> Section:
     if len(ctx.systems) > MAX_CURVE_SYSTEMS:
         blocks.append(_system_forest_figure(ctx))
     if ctx.posterior.approximate:
-        kind = APPROXIMATION_KIND.get(ctx.posterior.sampler.method, "variational")
+        kind = ctx.posterior.sampler.approximation_kind
         blocks.insert(0, paragraph(Strong("APPROXIMATE: "), f"{kind} fit; posterior "
                                    "intervals are approximate, often too narrow."))
     return Section("systems", "Systems: pass@1", tuple(blocks))

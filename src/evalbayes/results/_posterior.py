@@ -37,7 +37,6 @@ from evalbayes._core.files import write_bytes
 from evalbayes._core.intervals import credible_interval
 from evalbayes._core.lazy_dask import dask_detection_deferred
 from evalbayes._core.names import (
-    APPROXIMATION_KIND,
     UNSET,
     IntervalKind,
     Unset,
@@ -278,11 +277,7 @@ class Posterior(Rendered):
     @property
     def label(self) -> str:
         """Short description: model, inference method, and APPROXIMATE where it applies."""
-        method = self.sampler.method
-        text = f"{self.model.name} ({method}, {self.sampler.chains}x{self.sampler.draws})"
-        if not self.approximate:
-            return text
-        return text + f" [APPROXIMATE: {APPROXIMATION_KIND.get(method, 'variational')}]"
+        return self.sampler.describe(self.model.name)
 
     def __repr__(self) -> str:
         return f"Posterior({self.label}, {self.data!r})"

@@ -29,7 +29,7 @@ import xarray as xr
 
 from evalbayes._core.files import write_bytes
 from evalbayes._core.intervals import credible_interval
-from evalbayes._core.names import APPROXIMATION_KIND, check_ci_prob, default_estimand
+from evalbayes._core.names import check_ci_prob, default_estimand
 from evalbayes._core.rendering import Rendered
 from evalbayes._version import __version__
 from evalbayes.inference import SamplerConfig
@@ -220,12 +220,9 @@ class ScorePosterior:
 
     @property
     def label(self) -> str:
-        """Short description: model, inference method, chains x draws."""
-        method = self.sampler.method
-        text = f"{self.model.name} ({method}, {self.sampler.chains}x{self.sampler.draws})"
-        if not self.approximate:
-            return text
-        return text + f" [APPROXIMATE: {APPROXIMATION_KIND.get(method, 'variational')}]"
+        """Short description: model, inference method, chains x draws, and APPROXIMATE where
+        it applies."""
+        return self.sampler.describe(self.model.name)
 
     def groups(self) -> dict[str, xr.Dataset]:
         """The fit's groups as written to a file: ``posterior`` (float draws),
