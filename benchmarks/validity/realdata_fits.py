@@ -6,7 +6,9 @@
   gradient cost is measured instead.
 * Terminal-Bench, top two systems: width of the population difference interval of pass@1
   (paired through the shared tasks, ``population="paired"``) against the paired task bootstrap
-  and the Beta-Binomial with independent population draws.
+  and the Beta-Binomial with independent population draws; with ``--variants``, other
+  pairings of the same fit beside it (``COUPLING[:UNSEEN_TASKS]``, the models' ``coupling``
+  and ``unseen_tasks``, as in ``paired_simulation.py``).
 * HumanEval+ full data (``--model rate-grid-broken``): posterior P(broken) for tasks unsolved
   by every system and for tasks solved at least 5 times by some system.
 * SWE-bench Verified (with ``--swe``): for every adjacent pair of systems (ordered by their
@@ -14,7 +16,8 @@
   population pass@1: do they agree in direction on every pair with p < 0.05?
 
 Usage: ``python benchmarks/validity/realdata_fits.py [--only NAME ...] [--swe] [--draws N]
-[--full] [--method nutpie|numpyro] [--model rate-grid|rate-grid-broken|beta-binomial]``
+[--full] [--method nutpie|numpyro] [--model rate-grid|rate-grid-broken|beta-binomial]
+[--variants dirichlet:4 copula:2 ...]``
 (``--full``: 4 chains x ``--draws`` on the large data sets too; ``--method numpyro`` needs the
 ``jax`` extra; ``rate-grid`` is ``RateGridModel()``, the default for two or more systems,
 ``rate-grid-broken`` ``RateGridModel(broken=True)``, ``beta-binomial`` ``BetaBinomialModel()``,
@@ -28,6 +31,7 @@ task-effects and task-grid models are gone with them: ``../experimental/``.)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import sys
 import time
@@ -72,7 +76,7 @@ def gradient_cost(data, repeats=20, model_name="rate-grid"):
     return compile_s, per_grad, steps / (2 * repeats)
 
 
-def terminal_bench_pairs(post, data):
+def terminal_bench_pairs(post, data, variants=()):
     rates = (data.c / data.n).mean("task").values
     order = np.argsort(-rates)
     a, b = data.systems[order[1]], data.systems[order[0]]
@@ -97,6 +101,16 @@ def terminal_bench_pairs(post, data):
           f"{bb[1] - bb[0]:.3f} ({(bb[1] - bb[0]) / w_boot:.2f}x)")
     print(f"  paired task bootstrap        [{boot.lower:.3f}, {boot.upper:.3f}] width "
           f"{w_boot:.3f}")
+    ia, ib = data.systems.index(a), data.systems.index(b)
+    for variant in variants:
+        coupling, _, alpha = variant.partition(":")
+        other = dataclasses.replace(post.model, coupling=coupling, unseen_tasks=float(
+            alpha if alpha else post.model.unseen_tasks))
+        curve = other.curve(post.posterior, data, np.array([1]), "pass@k", "population", False,
+                            seed=1).values[..., 0]
+        lo, hi = np.quantile((curve[..., ib] - curve[..., ia]).ravel(), [0.025, 0.975])
+        print(f"  pairing {variant:<21} [{lo:.3f}, {hi:.3f}] width {hi - lo:.3f} "
+              f"({(hi - lo) / w_boot:.2f}x paired bootstrap)")
 
 
 def broken_tasks(post, data):
@@ -146,6 +160,9 @@ def main(argv=None) -> int:
     parser.add_argument("--model", default="rate-grid", choices=MODELS)
     parser.add_argument("--full", action="store_true",
                         help="4 chains x --draws also above 5000 cells (else 2 x (300 + 300))")
+    parser.add_argument("--variants", nargs="*", default=[],
+                        help="Terminal-Bench: other pairings of the same fit, "
+                        "'COUPLING[:UNSEEN_TASKS]', e.g. dirichlet:4 copula:2")
     args = parser.parse_args(argv)
     names = args.only or list(NAMES)
     print("| data | systems x tasks | cells | max n | chains x (tune+draws) | seconds | "
@@ -167,7 +184,7 @@ def main(argv=None) -> int:
               f"({draws}+{draws}) | {seconds:.0f} | {diag.rhat_max:.3f} | "
               f"{diag.ess_bulk_min:.0f} | {diag.divergences} |", flush=True)
         if name == "terminal-bench":
-            terminal_bench_pairs(post, data)
+            terminal_bench_pairs(post, data, args.variants)
         if name == "humaneval+" and post.has_broken_tasks:
             broken_tasks(post, data)
         if name == "swe-bench":

@@ -35,7 +35,7 @@ def ratings(tmp_path):
 
 def test_prior_check_of_the_ordinal_model(ratings, capsys):
     code, out, _ = run(["prior-check", str(ratings), "--model", "ordinal", "--score", "rating",
-                        "--grader", "judge", "--max-score", "10", "--k", "5",
+                        "--grader", "judge", "--max-score", "10", "--threshold", "5",
                         "--draws", "200", "--format", "csv"], capsys)
     assert code == 0
     lines = out.strip().splitlines()

@@ -69,13 +69,21 @@ def _score_model(args: argparse.Namespace, settings: dict[str, Any]) -> Any:
 
 def prior_check_scores(args: argparse.Namespace, settings: dict[str, Any], output: str) -> int:
     """``prior-check`` of a graded-outcome model: the prior's mean score and ``P(score >=
-    t)`` of a new task per system beside the observed ones (``--k`` are the thresholds)."""
+    t)`` of a new task per system beside the observed ones at the ``--threshold`` values
+    (default: the model's, :meth:`ScoreModel.thresholds`)."""
     from evalbayes.cli._output import emit
 
     try:
         data = read_score_data(args)
         model = _score_model(args, settings)
-        check = model.prior_predictive(data, thresholds=args.k, draws=args.draws,
+    except ValueError as err:
+        raise CLIError(str(err)) from None
+    try:
+        thresholds = model.thresholds(data, args.threshold)
+    except ValueError as err:
+        raise CLIError(f"--threshold: {err}") from None
+    try:
+        check = model.prior_predictive(data, thresholds=thresholds, draws=args.draws,
                                        seed=args.seed)
     except ValueError as err:
         raise CLIError(str(err)) from None
