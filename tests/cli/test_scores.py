@@ -54,6 +54,15 @@ def test_bad_score_names_file_and_line(ratings, tmp_path, capsys):
     assert "bad.csv, line 5" in err and "above max_score=10" in err
 
 
+def test_fit_of_a_graded_model_refuses_the_readers_threshold(ratings, tmp_path, capsys):
+    code, _, err = run(["fit", str(ratings), "--model", "ordinal", "--score", "rating",
+                        "--max-score", "10", "--threshold", "5", "-o",
+                        str(tmp_path / "fit.nc")], capsys)
+    assert code == 2
+    assert "--threshold turns scores into pass/fail counts" in err
+    assert not (tmp_path / "fit.nc").exists()
+
+
 @pytest.mark.slow
 def test_fit_ordinal_from_a_table(ratings, tmp_path, capsys):
     out_path = tmp_path / "fit.nc"
