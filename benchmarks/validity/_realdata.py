@@ -1,7 +1,9 @@
-"""Helpers shared by the real-data scripts: the data sets by name, and nutpie's cost per gradient.
+"""Helpers shared by the real-data scripts: the data sets by name, nutpie's cost per gradient,
+and the pairing variants of a fitted model (``COUPLING[:UNSEEN_TASKS[:REFERENCE]]``).
 
-Used by ``validity/realdata_fits.py`` and ``speed/bench_rate_grid_gradient.py`` (which puts
-this folder on ``sys.path``). Not a benchmark itself.
+Used by ``validity/realdata_fits.py``, ``validity/paired_realdata.py``,
+``validity/paired_simulation.py`` and ``speed/bench_rate_grid_gradient.py`` (which put this
+folder on ``sys.path``). Not a benchmark itself.
 
 The raw files live in ``shared/data`` beside the repository checkout (not vendored; TinyAgent
 is bundled with the package): ``tau_bench_airline_gpt4o_trials.csv``,
@@ -11,6 +13,7 @@ is bundled with the package): ``tau_bench_airline_gpt4o_trials.csv``,
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -66,3 +69,31 @@ def nutpie_cost(pm_model, iterations: int) -> tuple[float, float, int]:
     seconds = time.perf_counter() - t0
     steps = int(trace["sample_stats"]["n_steps"].sum())
     return compile_s, seconds / max(steps, 1), steps
+
+
+REFERENCES = ("draws", "posterior-mean")
+
+
+def with_reference(model, reference: str):
+    """``model`` with its :attr:`~evalbayes.models.Model.pairing_reference` replaced by
+    ``reference`` (``"draws"`` or ``"posterior-mean"``): a subclass with the same settings,
+    since the reference is a property of the model class, not a setting."""
+    if reference not in REFERENCES:
+        raise ValueError(f"unknown pairing reference {reference!r}; one of {REFERENCES}")
+    cls = type(type(model).__name__, (type(model),),
+               {"pairing_reference": property(lambda self: reference)})
+    return cls(**{f.name: getattr(model, f.name) for f in dataclasses.fields(model)})
+
+
+def pairing_variant(model, text: str):
+    """``model`` paired as ``text`` says: ``"COUPLING[:UNSEEN_TASKS[:REFERENCE]]"``, e.g.
+    ``"dirichlet:4"`` (``coupling="dirichlet"``, ``unseen_tasks=4``, the model's own
+    reference), ``"copula"`` (the model's own ``unseen_tasks``) or
+    ``"dirichlet:4:posterior-mean"`` (ranks on each task's posterior mean,
+    :func:`with_reference`). The posterior is the same; only the derived pairing changes."""
+    coupling, _, rest = text.partition(":")
+    alpha, _, reference = rest.partition(":")
+    if reference:
+        model = with_reference(model, reference)
+    return dataclasses.replace(model, coupling=coupling, unseen_tasks=float(
+        alpha if alpha else model.unseen_tasks))

@@ -55,7 +55,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _realdata import DATA
+from _realdata import DATA, with_reference
 
 from evalbayes import EvalData
 from evalbayes.frequentist import paired_bootstrap_ci
@@ -116,13 +116,6 @@ def _variants(references: list[str], alphas: list[float], couplings: list[str],
     return [(r, a, c) for r in references for c in couplings for a in weights(c)]
 
 
-def _with_reference(model, reference: str):
-    """``model`` with its :attr:`pairing_reference` replaced (a subclass; same settings)."""
-    cls = type(type(model).__name__, (type(model),),
-               {"pairing_reference": property(lambda self: reference)})
-    return cls(**{f.name: getattr(model, f.name) for f in dataclasses.fields(model)})
-
-
 def run_one(model, bench_index, bench, names, n_all, c_all, truth, n_tasks, systems, rep,
             variants, draws):
     rng = np.random.default_rng([bench_index, n_tasks, rep])
@@ -137,7 +130,7 @@ def run_one(model, bench_index, bench, names, n_all, c_all, truth, n_tasks, syst
     k = np.array([1])
     curves = {}
     for reference, alpha, coupling in variants:
-        base = model if reference == "model" else _with_reference(model, reference)
+        base = model if reference == "model" else with_reference(model, reference)
         variant = dataclasses.replace(base, coupling=coupling, unseen_tasks=float(alpha))
         curves[_key(reference, alpha, coupling)] = variant.curve(
             post.posterior, data, k, "pass@k", "population", False, seed=rep

@@ -21,21 +21,26 @@ the task-effects model the first runs used), BetaBinomialModel(population="indep
 Usage: ``python benchmarks/validity/paired_simulation.py [--quick] [--reps 40] [--model rate-grid]
 [--no-bb] [--rhos 0 0.3 0.6 0.9] [--first-rep 0] [--variants dirichlet:0 copula ...]``
 (``--variants``: other pairings of the same fits, one row each under the rho's row, coverage,
-width and width / paired bootstrap; ``coupling[:unseen_tasks]``) (``--first-rep R``
+width and width / paired bootstrap; ``coupling[:unseen_tasks[:reference]]``, the reference
+``draws`` or ``posterior-mean`` replacing the model's ``pairing_reference``) (``--first-rep R``
 continues each rho's random stream after replicate R - 1, so two runs pool into one longer one).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from scipy import integrate, stats
 from scipy.special import expit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _realdata import pairing_variant
 
 from evalbayes import EvalData
 from evalbayes.frequentist import paired_bootstrap_ci
@@ -70,19 +75,11 @@ def difference_interval(model, data, sampler):
     return lo, hi, div, post
 
 
-def parse_variant(text: str) -> tuple[str, float | None]:
-    """``"dirichlet:4"`` -> ("dirichlet", 4.0); ``"copula"`` -> ("copula", None): the
-    model's own ``unseen_tasks``)."""
-    coupling, _, alpha = text.partition(":")
-    return coupling, (float(alpha) if alpha else None)
-
-
 def variant_interval(model, post, data, variant: str, seed: int) -> tuple[float, float]:
     """The population pass@1 difference's 95 % interval of ``model`` with the pairing
-    ``variant`` (:func:`parse_variant`), from the same fit ``post``."""
-    coupling, alpha = parse_variant(variant)
-    other = dataclasses.replace(model, coupling=coupling, unseen_tasks=float(
-        model.unseen_tasks if alpha is None else alpha))
+    ``variant`` (``COUPLING[:UNSEEN_TASKS[:REFERENCE]]``, ``_realdata.pairing_variant``),
+    from the same fit ``post``."""
+    other = pairing_variant(model, variant)
     curve = other.curve(post.posterior, data, np.array([1]), "pass@k", "population", False,
                         seed=seed).values[..., 0]
     diff = (curve[..., 1] - curve[..., 0]).ravel()
@@ -104,8 +101,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rhos", type=float, nargs="+", default=[0.0, 0.3, 0.6, 0.9])
     parser.add_argument("--variants", nargs="*", default=[],
                         help="pairing variants computed from the same fits beside the model's "
-                        "default: 'COUPLING[:UNSEEN_TASKS]', e.g. dirichlet:4 copula "
-                        "dirichlet-copula:4 (the models' `coupling` and `unseen_tasks`)")
+                        "default: 'COUPLING[:UNSEEN_TASKS[:REFERENCE]]', e.g. dirichlet:4 copula "
+                        "dirichlet-copula:4 dirichlet:4:posterior-mean (the models' `coupling` "
+                        "and `unseen_tasks`, and `pairing_reference`: draws or posterior-mean)")
     parser.add_argument("--first-rep", type=int, default=0,
                         help="start at this replicate of each rho's stream (the earlier ones "
                         "are simulated and skipped), to extend an earlier run")

@@ -7,8 +7,8 @@
 * Terminal-Bench, top two systems: width of the population difference interval of pass@1
   (paired through the shared tasks, ``population="paired"``) against the paired task bootstrap
   and the Beta-Binomial with independent population draws; with ``--variants``, other
-  pairings of the same fit beside it (``COUPLING[:UNSEEN_TASKS]``, the models' ``coupling``
-  and ``unseen_tasks``, as in ``paired_simulation.py``).
+  pairings of the same fit beside it (``COUPLING[:UNSEEN_TASKS[:REFERENCE]]``, the models'
+  ``coupling`` and ``unseen_tasks`` and the pairing's reference, as in ``paired_simulation.py``).
 * HumanEval+ full data (``--model rate-grid-broken``): posterior P(broken) for tasks unsolved
   by every system and for tasks solved at least 5 times by some system.
 * SWE-bench Verified (with ``--swe``): for every adjacent pair of systems (ordered by their
@@ -31,14 +31,13 @@ task-effects and task-grid models are gone with them: ``../experimental/``.)
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import sys
 import time
 import warnings
 
 import numpy as np
-from _realdata import NAMES, load, nutpie_cost
+from _realdata import NAMES, load, nutpie_cost, pairing_variant
 
 from evalbayes.frequentist import mcnemar, paired_bootstrap_ci
 from evalbayes.models import BetaBinomialModel, RateGridModel
@@ -103,9 +102,7 @@ def terminal_bench_pairs(post, data, variants=()):
           f"{w_boot:.3f}")
     ia, ib = data.systems.index(a), data.systems.index(b)
     for variant in variants:
-        coupling, _, alpha = variant.partition(":")
-        other = dataclasses.replace(post.model, coupling=coupling, unseen_tasks=float(
-            alpha if alpha else post.model.unseen_tasks))
+        other = pairing_variant(post.model, variant)
         curve = other.curve(post.posterior, data, np.array([1]), "pass@k", "population", False,
                             seed=1).values[..., 0]
         lo, hi = np.quantile((curve[..., ib] - curve[..., ia]).ravel(), [0.025, 0.975])
@@ -162,7 +159,8 @@ def main(argv=None) -> int:
                         help="4 chains x --draws also above 5000 cells (else 2 x (300 + 300))")
     parser.add_argument("--variants", nargs="*", default=[],
                         help="Terminal-Bench: other pairings of the same fit, "
-                        "'COUPLING[:UNSEEN_TASKS]', e.g. dirichlet:4 copula:2")
+                        "'COUPLING[:UNSEEN_TASKS[:REFERENCE]]', e.g. dirichlet:4 copula:2 "
+                        "dirichlet:4:posterior-mean")
     args = parser.parse_args(argv)
     names = args.only or list(NAMES)
     print("| data | systems x tasks | cells | max n | chains x (tune+draws) | seconds | "
