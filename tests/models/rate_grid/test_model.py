@@ -190,17 +190,21 @@ def test_bootstrap_population_is_the_weighted_average_of_the_task_draws():
     assert np.allclose(grid.curve(post, data, k, "pass@k", "population", False, seed=9).values,
                        exact)
     assert grid.description == "rate-grid (population=independent, broken=False)"
-    # unseen_tasks=0: the Bayesian bootstrap's ranks, exactly as before unseen tasks existed
+    # unseen_tasks=0: the Bayesian bootstrap's ranks of each task's posterior mean (the mean
+    # over the draws of its conditional mean given g_s, the same for every draw)
     paired = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0, unseen_tasks=0.0)
     got = paired.curve(post, data, k, "pass@k", "population", False, seed=9).values
     expected = paired.row_expectations(post, data, k, "pass@k")
-    reference = weighted_row_average(expected.values, expected.row_of_cell,
+    means = np.repeat(np.repeat(expected.values.mean(axis=(0, 1), keepdims=True), 2, axis=0),
+                      3, axis=1)
+    reference = weighted_row_average(means, expected.row_of_cell,
                                      bayesian_bootstrap_weights(2, 3, 5, seed=9))
     assert np.array_equal(got, couple_to_reference(exact, reference))
     # the default: the ranks of the Dirichlet-process reference with the unseen tasks
     default = RateGridModel(degree=2, grid_nodes=15, grid_limit=8.0)
+    assert default.pairing_reference == "posterior-mean"
     got = default.curve(post, data, k, "pass@k", "population", False, seed=9).values
-    reference = unseen_task_reference(expected.values, expected.row_of_cell,
+    reference = unseen_task_reference(means, expected.row_of_cell,
                                       bayesian_bootstrap_weights(2, 3, 5, seed=9), 4.0, 9)
     assert np.array_equal(got, couple_to_reference(exact, reference))
 
