@@ -221,26 +221,49 @@ def test_location_block_falls_back_to_one_class_when_classes_are_not_identified(
     assert slope.location_block(d, observed, np.zeros(d.X.shape[1])) is None
 
 
-def test_location_block_keeps_the_independent_normal_prior():
-    # the drawn class locations and the conditional split must give back the model's prior:
-    # centred coefficients N(loc, scale_j^2) and every group effect sd_g * N(0, 1), all
-    # independent (here 3 coefficients and 12 + 36 + 7 effects, one agent with one run)
+def _standard_prior_draws(model: FormulaModel, data: EvalData, share: np.ndarray,
+                          draws: int = 20_000) -> np.ndarray:
+    """Prior draws of the centred coefficients and every group effect, each divided by its
+    prior sd (``coef_prior / sd(x_j)`` from the indicator shares, ``sd_g``)."""
     import pymc as pm
 
-    agents = ["a", "a", "a", "b", "b", "b", "c"]
-    data = _runs_data(agents)
-    model = FormulaModel(RUNS_FORMULA)
     graph = model.build(model.inputs(data))
-    names = ["beta", "sd", "u_0", "u_1", "u_2"]
-    beta, sd, *u = pm.draw([graph[v] for v in names], draws=20_000, random_seed=7)
-    share = np.array([3 / 7, 1 / 7])  # centre of the agent[b], agent[c] indicators
+    n_terms = len(model.design(data).terms)
+    names = ["beta", "sd"] + [f"u_{i}" for i in range(n_terms)]
+    beta, sd, *u = pm.draw([graph[v] for v in names], draws=draws, random_seed=7)
     scale = 1.0 / np.sqrt(share * (1 - share))  # 1 / sd(x_j) (coef_prior 1)
     centred = np.column_stack([beta[:, 0] + beta[:, 1:] @ share, beta[:, 1:]])
     standard = [centred / np.array([1.5, *scale])]
     standard += [effect[..., 0] / sd[:, [i]] for i, effect in enumerate(u)]
-    joint = np.concatenate(standard, axis=1)
-    assert joint.shape[1] == 3 + 12 + 36 + 7
+    return np.concatenate(standard, axis=1)
+
+
+def _assert_iid_standard_normal(joint: np.ndarray) -> None:
     assert np.abs(joint.mean(axis=0)).max() < 0.04
     assert np.abs(joint.var(axis=0) - 1.0).max() < 0.05
     corr = np.corrcoef(joint.T) - np.eye(joint.shape[1])
     assert np.abs(corr).max() < 0.04
+
+
+def test_location_block_keeps_the_independent_normal_prior():
+    # the drawn class locations and the conditional split must give back the model's prior:
+    # centred coefficients N(loc, scale_j^2) and every group effect sd_g * N(0, 1), all
+    # independent (here 3 coefficients and 12 + 36 + 7 effects, one agent with one run)
+    data = _runs_data(["a", "a", "a", "b", "b", "b", "c"])
+    joint = _standard_prior_draws(FormulaModel(RUNS_FORMULA), data, np.array([3 / 7, 1 / 7]))
+    assert joint.shape[1] == 3 + 12 + 36 + 7
+    _assert_iid_standard_normal(joint)
+
+
+def test_centred_term_with_uninformative_levels_keeps_the_prior():
+    # 20 trials per task: the task term is centred, except tasks whose trials all fail or all
+    # succeed (non-centred); the effects are still iid sd * N(0, 1), independent of beta
+    n = np.full((4, 6), 5)
+    c = np.array([[0, 5, 2, 1, 0, 3]] * 4)
+    c[:, 3] = [0, 1, 0, 0]
+    data = EvalData.from_arrays(n, c, system_coords={"harness": ["h0", "h1"] * 2})
+    model = FormulaModel("c | trials(n) ~ harness + (1 | task)")
+    inputs = model.inputs(data)
+    np.testing.assert_array_equal(inputs.values["location_informative_0"],
+                                  [0, 0, 1, 1, 0, 1])  # tasks' order: sorted names t0..t5
+    _assert_iid_standard_normal(_standard_prior_draws(model, data, np.array([0.5])))

@@ -413,20 +413,30 @@ class FormulaModel(Model):
         # that term's deviations centred where its levels carry many trials (as the factorial
         # model's "auto": Papaspiliopoulos, Roberts and Skold 2007), non-centred below; only
         # a term with one (grand) mean in the location block
-        centered = (split is not None and block is not None
-                    and block.widths[block.terms.index(split)] == 1
-                    and float(n.sum()) / len(d.terms[split].levels) >= 10.0)
+        centered = None
+        if (split is not None and block is not None
+                and block.widths[block.terms.index(split)] == 1
+                and float(n.sum()) / len(d.terms[split].levels) >= 10.0):
+            centered = split
+            # levels whose trials all fail or all succeed say little about their effect: those
+            # stay non-centred within the centred term (per level, by its data)
+            term = d.terms[split]
+            level = term.level[rows]
+            trials = np.bincount(level, n[s_idx, t_idx], len(term.levels))
+            wins = np.bincount(level, c[s_idx, t_idx], len(term.levels))
+            values[f"location_informative_{split}"] = ((wins > 0) & (wins < trials)).astype(float)
         block_key = None
         if block is not None:
             values["location_x"] = block.class_x
             values["location_columns"] = block.columns
             for i, entry, counts in zip(block.terms, block.entry, block.counts, strict=True):
-                values[f"location_entry_{i}"] = entry
+                if len(counts) > 1:  # a mean per class (one grand mean needs no index)
+                    values[f"location_entry_{i}"] = entry
                 values[f"location_count_{i}"] = counts
             block_key = (len(block.class_x), block.terms, block.widths)
         shape_key = (size, X.shape[1], intercept,
                      tuple((len(t.levels), len(t.columns), self.term_prior(t.kind, t.name))
-                           for t in d.terms), block_key, split if centered else None)
+                           for t in d.terms), block_key, centered)
         return ModelInputs(values, shape_key)
 
     def build(self, inputs: ModelInputs) -> Any:
@@ -512,7 +522,14 @@ class FormulaModel(Model):
                 elif widths[block_terms.index(i)] == 1:
                     # one grand mean: iid N(0, sd) = the mean + zero-sum deviations
                     if i == centered:
-                        dev = pm.ZeroSumNormal(f"dev_{i}", sd, dims=f"level_{i}")
+                        # centred N(0, sd) where a level's data inform it, sd * N(0, 1) where
+                        # not; less their mean (the term's mean is in the location block)
+                        informative = pm.Data(f"location_informative_{i}",
+                                              v[f"location_informative_{i}"], dims=f"level_{i}")
+                        raw = pm.Normal(f"dev_{i}", 0.0, pt.switch(informative > 0, sd, 1.0),
+                                        dims=f"level_{i}")
+                        w = pt.switch(informative > 0, raw, sd * raw)
+                        dev = w - w.mean()
                     else:
                         dev = sd * pm.ZeroSumNormal(f"z_{i}", 1.0, dims=f"level_{i}")
                     effect = (means[i][0] + dev)[:, None]
