@@ -264,6 +264,7 @@ def test_centred_term_with_uninformative_levels_keeps_the_prior():
     data = EvalData.from_arrays(n, c, system_coords={"harness": ["h0", "h1"] * 2})
     model = FormulaModel("c | trials(n) ~ harness + (1 | task)")
     inputs = model.inputs(data)
-    np.testing.assert_array_equal(inputs.values["location_informative_0"],
-                                  [0, 0, 1, 1, 0, 1])  # tasks' order: sorted names t0..t5
+    # informative tasks t2, t3, t5 (centred) first, then t0, t1, t4: each task's position
+    assert inputs.shape_key[-1] == (0, 3)
+    np.testing.assert_array_equal(inputs.values["location_order_0"], [3, 4, 0, 1, 5, 2])
     _assert_iid_standard_normal(_standard_prior_draws(model, data, np.array([0.5])))

@@ -413,18 +413,21 @@ class FormulaModel(Model):
         # that term's deviations centred where its levels carry many trials (as the factorial
         # model's "auto": Papaspiliopoulos, Roberts and Skold 2007), non-centred below; only
         # a term with one (grand) mean in the location block
-        centered = None
+        centered: tuple[int, int] | None = None  # (term, informative levels)
         if (split is not None and block is not None
                 and block.widths[block.terms.index(split)] == 1
                 and float(n.sum()) / len(d.terms[split].levels) >= 10.0):
-            centered = split
             # levels whose trials all fail or all succeed say little about their effect: those
             # stay non-centred within the centred term (per level, by its data)
             term = d.terms[split]
             level = term.level[rows]
             trials = np.bincount(level, n[s_idx, t_idx], len(term.levels))
             wins = np.bincount(level, c[s_idx, t_idx], len(term.levels))
-            values[f"location_informative_{split}"] = ((wins > 0) & (wins < trials)).astype(float)
+            informative = (wins > 0) & (wins < trials)
+            # the levels reordered informative first, and back
+            order = np.concatenate([np.flatnonzero(informative), np.flatnonzero(~informative)])
+            values[f"location_order_{split}"] = np.argsort(order)
+            centered = (split, int(informative.sum()))
         block_key = None
         if block is not None:
             values["location_x"] = block.class_x
@@ -459,6 +462,7 @@ class FormulaModel(Model):
         import pytensor.tensor as pt
 
         size, n_coef, intercept, term_shapes, block_key, centered = inputs.shape_key
+        n_levels_of = [shape[0] for shape in term_shapes]
         v = inputs.values
         coords: dict[str, Any] = {"cell": np.arange(size), "coef": np.arange(n_coef),
                                   "term": np.arange(len(term_shapes))}
@@ -521,14 +525,23 @@ class FormulaModel(Model):
                                             dims=(f"level_{i}", f"column_{i}"))
                 elif widths[block_terms.index(i)] == 1:
                     # one grand mean: iid N(0, sd) = the mean + zero-sum deviations
-                    if i == centered:
-                        # centred N(0, sd) where a level's data inform it, sd * N(0, 1) where
-                        # not; less their mean (the term's mean is in the location block)
-                        informative = pm.Data(f"location_informative_{i}",
-                                              v[f"location_informative_{i}"], dims=f"level_{i}")
-                        raw = pm.Normal(f"dev_{i}", 0.0, pt.switch(informative > 0, sd, 1.0),
-                                        dims=f"level_{i}")
-                        w = pt.switch(informative > 0, raw, sd * raw)
+                    if centered is not None and i == centered[0]:
+                        # iid N(0, sd) effects w: over the k informative levels, their mean
+                        # a = sd / sqrt(k) N(0, 1) (non-centred) plus centred zero-sum
+                        # deviations ~ ZeroSumNormal(sd); sd * N(0, 1) at the levels whose
+                        # trials all fail or all succeed; less the mean of w (the term's mean
+                        # is in the location block)
+                        k = centered[1]
+                        parts = []
+                        if k:
+                            a = sd / np.sqrt(k) * pm.Normal(f"mean_z_{i}", 0.0, 1.0)
+                            parts.append(a + pm.ZeroSumNormal(f"dev_{i}", sd, shape=k)
+                                         if k > 1 else a[None])
+                        if k < n_levels_of[i]:
+                            parts.append(sd * pm.Normal(f"z_{i}", 0.0, 1.0,
+                                                        shape=n_levels_of[i] - k))
+                        w = pt.concatenate(parts)[pm.Data(f"location_order_{i}",
+                                                          v[f"location_order_{i}"])]
                         dev = w - w.mean()
                     else:
                         dev = sd * pm.ZeroSumNormal(f"z_{i}", 1.0, dims=f"level_{i}")
