@@ -7,15 +7,19 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test test-fast lint bench clean
 
-# scripts/install: uv where it can be had (much faster), else pip
+# scripts/install: uv where it can be had (much faster), else pip; the editable package's own
+# sources compiled too (where PYTHONDONTWRITEBYTECODE is set every command recompiled them:
+# ~0.1 CPU-s each, benchmarks/speed/default_fit.md)
 $(RUNTIME): pyproject.toml constraints.txt
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
 	scripts/install $(VENV) -c constraints.txt -e .
+	@$(PY) -m compileall -q src
 	@touch $(RUNTIME)
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
 	scripts/install $(VENV) -c constraints.txt -e ".[dev]"
+	@$(PY) -m compileall -q src
 	@touch $(RUNTIME) $(STAMP)
 
 setup: $(STAMP)

@@ -15,8 +15,9 @@ and for every pair of systems (A, B) ask
   0.9, 0.95, 0.975, 1; pairs tied on the whole benchmark left out), and the wrong-sign rate
   among pairs with ``q > 0.975`` beside its expected value ``mean(1 - q)``.
 
-The population difference is computed for each ``--alphas`` value of ``unseen_tasks`` from
-the same fit (the pairing is a derived quantity: the posterior is the same). Single-system
+The population difference is computed for each ``--alphas`` value of ``unseen_tasks`` and
+each ``--couplings`` value of ``coupling`` from the same fit (the pairing is a derived
+quantity: the posterior is the same). Single-system
 rows record whether each system's population pass@1 interval covers its whole-benchmark rate.
 
 Benchmarks (``shared/data``, see its README): ``swe-bench`` (SWE-bench Verified, 123 x 500,
@@ -96,10 +97,23 @@ def favoured_calibration(p: np.ndarray, ahead: np.ndarray) -> tuple[float, float
     return ece, wrong, expected, int(sure.sum())
 
 
-def _key(reference: str, alpha: float) -> str:
-    """The column name of one pairing variant: ``"2.0"`` (the model's own reference) or
-    ``"posterior-mean 2.0"``."""
-    return str(alpha) if reference == "model" else f"{reference} {alpha}"
+def _key(reference: str, alpha: float, coupling: str = "dirichlet") -> str:
+    """The column name of one pairing variant: ``"2.0"`` (the model's own reference, the
+    ``"dirichlet"`` coupling), ``"posterior-mean 2.0"`` or ``"copula 4.0"``."""
+    key = str(alpha) if coupling == "dirichlet" else f"{coupling} {alpha}"
+    return key if reference == "model" else f"{reference} {key}"
+
+
+def _variants(references: list[str], alphas: list[float], couplings: list[str],
+              copula_alphas: list[float] | None) -> list[tuple[str, float, str]]:
+    """``(reference, alpha, coupling)`` of every pairing variant (``"copula"`` with
+    ``copula_alphas`` where given, its prior weight; alpha = 0 is left out for it)."""
+    def weights(coupling: str) -> list[float]:
+        if coupling == "copula":
+            return [a for a in (copula_alphas or alphas) if a > 0]
+        return alphas
+
+    return [(r, a, c) for r in references for c in couplings for a in weights(c)]
 
 
 def _with_reference(model, reference: str):
@@ -110,7 +124,7 @@ def _with_reference(model, reference: str):
 
 
 def run_one(model, bench_index, bench, names, n_all, c_all, truth, n_tasks, systems, rep,
-            alphas, references, draws):
+            variants, draws):
     rng = np.random.default_rng([bench_index, n_tasks, rep])
     keep = np.sort(rng.choice(len(names), min(systems, len(names)), replace=False))
     tasks = np.sort(rng.choice(n_all.shape[1], n_tasks, replace=False))
@@ -122,13 +136,12 @@ def run_one(model, bench_index, bench, names, n_all, c_all, truth, n_tasks, syst
         post = model.fit(data, draws=draws, tune=draws, chains=2, seed=rep, check=False)
     k = np.array([1])
     curves = {}
-    for reference in references:
+    for reference, alpha, coupling in variants:
         base = model if reference == "model" else _with_reference(model, reference)
-        for alpha in alphas:
-            variant = dataclasses.replace(base, unseen_tasks=float(alpha))
-            curves[_key(reference, alpha)] = variant.curve(
-                post.posterior, data, k, "pass@k", "population", False, seed=rep
-            ).values[..., 0]
+        variant = dataclasses.replace(base, coupling=coupling, unseen_tasks=float(alpha))
+        curves[_key(reference, alpha, coupling)] = variant.curve(
+            post.posterior, data, k, "pass@k", "population", False, seed=rep
+        ).values[..., 0]
     indep = dataclasses.replace(model, population="independent")
     curves["independent"] = indep.curve(post.posterior, data, k, "pass@k", "population",
                                         False, seed=rep).values[..., 0]
@@ -184,7 +197,8 @@ def summarise(rows: pd.DataFrame, singles: pd.DataFrame, alphas: list[str]) -> N
             else:
                 cal = "- | -"
             label = {"boot": "paired bootstrap", "t": "paired t",
-                     "independent": "unpaired"}.get(key, f"unseen_tasks {key}")
+                     "independent": "unpaired"}.get(key, key if "copula" in key
+                                                    else f"unseen_tasks {key}")
             print(f"| {model} | {n_tasks} | {len(g)} | {label} | "
                   f"{cover(lo, hi, g.truth.values):.3f} | {width:.3f} | {width / boot_w:.2f} | "
                   f"{cal} |")
@@ -227,6 +241,12 @@ def main(argv=None) -> int:
     parser.add_argument("--first-rep", type=int, default=0)
     parser.add_argument("--systems", type=int, default=12)
     parser.add_argument("--alphas", type=float, nargs="+", default=[0.0, 1.0, 2.0, 4.0])
+    parser.add_argument("--couplings", nargs="+", default=["dirichlet"],
+                        choices=("dirichlet", "dirichlet-copula", "copula"),
+                        help="the pairing's coupling (the models' `coupling`), each with every "
+                        "--alphas ('copula': with --copula-alphas where given)")
+    parser.add_argument("--copula-alphas", type=float, nargs="+",
+                        help="unseen_tasks values of the 'copula' coupling (its prior weight)")
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--pool", type=Path, nargs="+")
@@ -244,6 +264,7 @@ def main(argv=None) -> int:
         model = BetaBinomialModel()
     label = args.model if args.coef_prior is None else f"{args.model}:{args.coef_prior}"
     alphas = [float(a) for a in args.alphas]
+    variants = _variants(args.references, alphas, args.couplings, args.copula_alphas)
     print(f"# {label}, benchmarks {args.benchmarks}, N {args.tasks}, reps {args.first_rep}-"
           f"{args.first_rep + args.reps - 1}, {args.systems} systems, draws 2 x {args.draws}, "
           f"load {os.getloadavg()[0]:.1f}", flush=True)
@@ -257,8 +278,7 @@ def main(argv=None) -> int:
         for n_tasks in args.tasks:
             for rep in range(args.first_rep, args.first_rep + args.reps):
                 rows, singles = run_one(model, index, bench, names, n_all, c_all, truth,
-                                        n_tasks, args.systems, rep, alphas, args.references,
-                                        args.draws)
+                                        n_tasks, args.systems, rep, variants, args.draws)
                 for row in rows + singles:
                     row["model"] = label
                 all_rows += rows
@@ -268,7 +288,7 @@ def main(argv=None) -> int:
                   flush=True)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"# total {time.time() - t0:.0f} s wall, {usage.ru_utime + usage.ru_stime:.0f} s CPU")
-    keys = [_key(r, a) for r in args.references for a in alphas]
+    keys = [_key(*v) for v in variants]
     summarise(pd.DataFrame(all_rows), pd.DataFrame(all_singles), keys)
     if args.out:
         args.out.write_text(json.dumps({"alphas": keys, "pairs": all_rows,

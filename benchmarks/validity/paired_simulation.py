@@ -19,13 +19,16 @@ the task-effects model the first runs used), BetaBinomialModel(population="indep
 (``evalbayes.frequentist.paired_bootstrap_ci``).
 
 Usage: ``python benchmarks/validity/paired_simulation.py [--quick] [--reps 40] [--model rate-grid]
-[--no-bb] [--rhos 0 0.3 0.6 0.9] [--first-rep 0]`` (``--first-rep R`` continues each rho's
-random stream after replicate R - 1, so two runs pool into one longer one).
+[--no-bb] [--rhos 0 0.3 0.6 0.9] [--first-rep 0] [--variants dirichlet:0 copula ...]``
+(``--variants``: other pairings of the same fits, one row each under the rho's row, coverage,
+width and width / paired bootstrap; ``coupling[:unseen_tasks]``) (``--first-rep R``
+continues each rho's random stream after replicate R - 1, so two runs pool into one longer one).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 import warnings
@@ -64,7 +67,27 @@ def difference_interval(model, data, sampler):
     div = 0
     if post.sample_stats is not None and "diverging" in post.sample_stats:
         div = int(post.sample_stats["diverging"].sum())
-    return lo, hi, div
+    return lo, hi, div, post
+
+
+def parse_variant(text: str) -> tuple[str, float | None]:
+    """``"dirichlet:4"`` -> ("dirichlet", 4.0); ``"copula"`` -> ("copula", None): the
+    model's own ``unseen_tasks``)."""
+    coupling, _, alpha = text.partition(":")
+    return coupling, (float(alpha) if alpha else None)
+
+
+def variant_interval(model, post, data, variant: str, seed: int) -> tuple[float, float]:
+    """The population pass@1 difference's 95 % interval of ``model`` with the pairing
+    ``variant`` (:func:`parse_variant`), from the same fit ``post``."""
+    coupling, alpha = parse_variant(variant)
+    other = dataclasses.replace(model, coupling=coupling, unseen_tasks=float(
+        model.unseen_tasks if alpha is None else alpha))
+    curve = other.curve(post.posterior, data, np.array([1]), "pass@k", "population", False,
+                        seed=seed).values[..., 0]
+    diff = (curve[..., 1] - curve[..., 0]).ravel()
+    lo, hi = np.quantile(diff, [0.025, 0.975])
+    return float(lo), float(hi)
 
 
 def main(argv=None) -> int:
@@ -79,6 +102,10 @@ def main(argv=None) -> int:
     parser.add_argument("--model", default="rate-grid", choices=("rate-grid", "beta-binomial"))
     parser.add_argument("--no-bb", action="store_true", help="skip the Beta-Binomial column")
     parser.add_argument("--rhos", type=float, nargs="+", default=[0.0, 0.3, 0.6, 0.9])
+    parser.add_argument("--variants", nargs="*", default=[],
+                        help="pairing variants computed from the same fits beside the model's "
+                        "default: 'COUPLING[:UNSEEN_TASKS]', e.g. dirichlet:4 copula "
+                        "dirichlet-copula:4 (the models' `coupling` and `unseen_tasks`)")
     parser.add_argument("--first-rep", type=int, default=0,
                         help="start at this replicate of each rho's stream (the earlier ones "
                         "are simulated and skipped), to extend an earlier run")
@@ -100,16 +127,18 @@ def main(argv=None) -> int:
         rng = np.random.default_rng([11, int(rho * 10)])
         for _ in range(args.first_rep):
             simulate(rng, rho, args.tau, args.delta, args.tasks, args.trials)
-        res = {"te": [], "boot": [], "bb": []}
+        res = {"te": [], "boot": [], "bb": [], **{v: [] for v in args.variants}}
         divs, seconds = 0, 0.0
         for rep in range(args.first_rep, args.first_rep + args.reps):
             n, c = simulate(rng, rho, args.tau, args.delta, args.tasks, args.trials)
             data = EvalData.from_arrays(n, c, systems=["A", "B"])
             t0 = time.time()
-            lo, hi, div = difference_interval(joint, data, sampler)
+            lo, hi, div, post = difference_interval(joint, data, sampler)
             seconds += time.time() - t0
             divs += div
             res["te"].append((lo, hi))
+            for variant in args.variants:
+                res[variant].append(variant_interval(joint, post, data, variant, sampler["seed"]))
             if not args.no_bb:
                 res["bb"].append(difference_interval(
                     BetaBinomialModel(population="independent"), data, sampler)[:2])
@@ -131,6 +160,9 @@ def main(argv=None) -> int:
               f"{stats_['boot'][0]:.2f} | {stats_['boot'][1]:.3f} | {bb_cover} | "
               f"{bb_width} | {stats_['te'][1] / stats_['boot'][1]:.2f} | {bb_ratio} | {divs} | "
               f"{seconds / args.reps:.1f} |", flush=True)
+        for variant in args.variants:
+            print(f"|   {variant} | {stats_[variant][0]:.3f} | {stats_[variant][1]:.3f} | | | | | "
+                  f"{stats_[variant][1] / stats_['boot'][1]:.2f} | | | |", flush=True)
     print(f"total {time.time() - t_start:.0f} s; Monte Carlo s.e. of a coverage near 0.95 with "
           f"{args.reps} replicates: {np.sqrt(0.95 * 0.05 / args.reps):.3f}")
     return 0

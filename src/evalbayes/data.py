@@ -20,6 +20,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from evalbayes._core.lazy_dask import defer_dask_detection
+
+# every dataset built here would otherwise import Dask (~0.3 CPU-s) to learn it holds none
+defer_dask_detection()
+
 __all__ = ["MAX_COUNT", "DataError", "EvalData", "PairedData"]
 
 #: The largest count accepted: 2^53, the largest integer below which every integer is exact

@@ -155,17 +155,19 @@ def test_reader_flags_are_generated_from_the_readers_options():
     assert args.metric == "pass@k" and reader_options(args) == {"metric": "acc"}
 
 
-def test_default_fit_imports_neither_scipy_stats_nor_distributed(tmp_path):
+def test_default_fit_imports_neither_scipy_stats_nor_dask(tmp_path):
     """`evalbayes fit` of the default model pays for neither scipy.stats (~0.5 CPU-s: the
     diagnostics rank ties themselves) nor distributed (~0.35 CPU-s: xarray's writer asks
-    for it to find the Dask scheduler), and the save leaves no blocked import behind."""
+    for it to find the Dask scheduler) nor dask (~0.3 CPU-s: xarray asks whether each array
+    is a Dask array; evalbayes._core.lazy_dask), and the save leaves no blocked import
+    behind."""
     script = (
         "import sys, io, contextlib\n"
         "from evalbayes.cli import main\n"
         "quiet = io.StringIO()\n"
         "with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):\n"
         f"    assert main(['fit', 'dataset:tinyagent', '-o', {str(tmp_path / 'f.nc')!r}]) == 0\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'distributed'\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('distributed', 'dask')\n"
         "             or m.startswith('scipy.stats') or sys.modules[m] is None))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -199,6 +199,8 @@ def test_superiority_matrix(comparison, tmp_path):
              for t in ax.texts}
     assert texts[(2, 0)] == f"{mat.iloc[2, 0]:.2f}"
     assert texts[(1, 1)] == "–"
+    # the cells sit inside the axes: the layout measures the labels around the matrix only
+    assert not any(t.get_in_layout() for t in ax.texts)
     ax.figure.savefig(tmp_path / "matrix.png")
     with pytest.raises(ValueError, match="not one of"):
         plot_superiority_matrix(comparison, k=3)
@@ -269,3 +271,36 @@ def test_plot_rate_distribution_draws_mean_density_atoms_and_the_trials_mark():
         plot_rate_distribution(g.isel(rate=[0, 1, 2, 4, 16]))
     with pytest.raises(ValueError, match="ci_prob"):
         plot_rate_distribution(g, ci_prob=1.0)
+
+
+# ---------------------------------------------------------------- the last pass over texts
+
+
+def test_finish_shortens_every_panel_and_walks_each_axes_a_bounded_number_of_times():
+    from matplotlib.figure import Figure
+
+    from evalbayes.plots._common import MAX_LINE, finish
+
+    figure = Figure()
+    axes = figure.subplots(1, 3).ravel()
+    figure.suptitle("s" * 500)
+    walks = {id(ax): 0 for ax in axes}
+    for ax in axes:
+        original = ax.findobj
+
+        def counted(*args, _ax=ax, _original=original, **kwargs):
+            walks[id(_ax)] += 1
+            return _original(*args, **kwargs)
+
+        ax.findobj = counted
+    for i, ax in enumerate(axes):
+        ax.set_title(f"panel {i} " + "x" * 500)
+        ax.set_xlabel("tab\there")
+        finish(ax)
+    for ax in axes:
+        assert len(ax.get_title()) <= MAX_LINE
+        assert ax.get_xlabel() == "tab\\there"
+    assert len(figure.get_suptitle()) <= MAX_LINE
+    # the first call walks every axes not yet seen, later calls their own: 2 m - 1 walks for
+    # m panels (each call walked the whole figure before: m ** 2)
+    assert [walks[id(ax)] for ax in axes] == [1, 2, 2]

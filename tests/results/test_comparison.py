@@ -443,6 +443,15 @@ def test_summary_says_how_many_tasks_the_comparison_rests_on(tiny, tiny_partial)
     assert "about these tasks only" in tasks
 
 
+def test_few_tasks_note_names_the_copula_coupling(tiny):
+    """With coupling="copula" the unseen-task weight is the copula's prior, not a share of
+    unseen tasks: the note says the pairing is loosely pinned down instead."""
+    post = eb.BetaBinomialModel(coupling="copula").fit(tiny, draws=300, chains=2, seed=1)
+    text = eb.compare(post, k=1, systems=["GRPO 80", "RL base"]).summary()
+    assert "fewer than 30 tasks" in text and "pin down the systems' pairing" in text
+    assert "unseen tasks" not in text
+
+
 @pytest.mark.parametrize("kind", ["eti", "hdi"])
 def test_pair_stats_match_each_ordered_pair_computed_directly(kind):
     """_pair_stats (equal-tailed: each unordered pair once, A - B read off B - A) against a

@@ -18,6 +18,7 @@ __all__ = [
     "APPROXIMATE_METHODS",
     "APPROXIMATION_KIND",
     "CHUNK_NUMBERS",
+    "COUPLINGS",
     "ESTIMANDS",
     "ESTIMAND_TEXT",
     "INTERVAL_KINDS",
@@ -43,6 +44,7 @@ __all__ = [
     "Unset",
     "check_ci_prob",
     "check_count",
+    "check_coupling",
     "check_estimand",
     "check_interval_kind",
     "check_k",
@@ -82,6 +84,19 @@ def check_population(value: str) -> str:
     """``value`` if it is one of :data:`POPULATIONS`, else ``ValueError``."""
     if value not in POPULATIONS:
         raise ValueError(f"population must be one of {', '.join(POPULATIONS)}, got {value!r}")
+    return value
+
+
+#: How ``population="paired"`` couples the systems' draws (:func:`check_coupling`):
+#: the Bayesian bootstrap with ``unseen_tasks`` independent tasks, the same with the unseen
+#: tasks coupled by a Gaussian copula of posterior correlation, or that copula alone.
+COUPLINGS: Final[tuple[str, ...]] = ("dirichlet", "dirichlet-copula", "copula")
+
+
+def check_coupling(value: str) -> str:
+    """``value`` if it is one of :data:`COUPLINGS`, else ``ValueError``."""
+    if value not in COUPLINGS:
+        raise ValueError(f"coupling must be one of {', '.join(COUPLINGS)}, got {value!r}")
     return value
 
 

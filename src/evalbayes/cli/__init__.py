@@ -123,7 +123,28 @@ def cli_hint(message: str, argv: Sequence[str] | None = None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``evalbayes`` command; input errors -> message and exit 2."""
+    """Entry point of the ``evalbayes`` command; input errors -> message and exit 2.
+
+    Called as the command itself (``argv=None``: the console script, ``python -m
+    evalbayes``), the process exits next: the objects it holds are then frozen
+    (:func:`gc.freeze`) so that the interpreter's shutdown does not walk them again in its
+    garbage collections. After NumPy, pandas, xarray, SciPy and numba's type registries those
+    walks cost ~0.3 CPU-s (`evalbayes fit dataset:tinyagent`: 1.92 -> 1.64 CPU-s; as much as
+    skipping shutdown with ``os._exit``). Shutdown is otherwise unchanged: ``atexit``
+    handlers (temporary folders, Dask clusters) run and the standard streams are flushed;
+    only finalizers of objects still alive or in uncollected cycles at exit may not run,
+    which Python never promises (the ``__del__`` note of the data model). Tests and
+    library callers pass ``argv`` and are untouched.
+    """
+    code = _main(argv)
+    if argv is None:
+        import gc
+
+        gc.freeze()
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     import json
     import tomllib
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalbayes._core import files
 from evalbayes.cli._common import DATASET_PREFIX, CLIError, warn
+from evalbayes.cli._text_table import text_table
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -228,11 +229,7 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
                     if isinstance(v, str) else v
                     for v in frame[column]
                 ]
-        with pd.option_context("display.width", 200, "display.max_columns", 50,
-                               "display.max_rows", 500):
-            text = (f"{title}\n" if title else "") + frame.to_string(
-                index=False, float_format=lambda v: f"{v:.4f}"
-            )
+        text = (f"{title}\n" if title else "") + text_table(frame)
         text += "\n"
         if note:
             text += f"NOTE: {note}\n"

@@ -44,7 +44,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 from scipy import sparse
-from scipy.special import gammaln
+from scipy.linalg import solve_triangular
+from scipy.special import gammaln, ndtri
 
 from evalbayes._core.names import (
     CHUNK_NUMBERS,
@@ -52,12 +53,14 @@ from evalbayes._core.names import (
     SAMPLER_DEFAULTS,
     Method,
     check_count,
+    check_coupling,
     check_estimand,
     check_k,
     check_metric,
     check_nonnegative,
     check_population,
 )
+from evalbayes._core.ranks import average_ranks
 from evalbayes.data import EvalData
 from evalbayes.inference import (
     SamplerConfig,
@@ -76,12 +79,15 @@ __all__ = [
     "RowExpectations",
     "bayesian_bootstrap_weights",
     "binomial_log_choose",
+    "copula_reference",
     "couple_to_reference",
     "observed_cells",
     "population_pairing_of",
+    "posterior_correlated_normals",
     "posterior_mean_rows",
     "require_observed",
     "task_chunks",
+    "task_normal_scores",
     "unseen_task_reference",
     "weighted_row_average",
 ]
@@ -249,9 +255,11 @@ def unseen_task_reference(
     concentration: float,
     seed: int,
     task_scale: np.ndarray | None = None,
+    copula: bool = False,
 ) -> np.ndarray:
     """Each system's mean over a Dirichlet-process posterior of the task population whose
-    unseen tasks pair the systems independently, ``(chain, draw, system, k)``.
+    unseen tasks pair the systems independently (or, with ``copula``, through a Gaussian
+    copula of posterior correlation), ``(chain, draw, system, k)``.
 
     The Bayesian bootstrap (:func:`bayesian_bootstrap_weights`, Rubin 1981) is the posterior
     of the task population under a Dirichlet process of vanishing concentration: the
@@ -286,6 +294,15 @@ def unseen_task_reference(
     (:func:`couple_to_reference`) loosens the pairing by that factor: toward the unpaired
     population at a few tasks, unchanged as ``N`` grows. Deterministic given ``seed``.
 
+    With ``copula=True`` the base measure ``H`` is no longer independent across systems:
+    the unseen part ``sum_t u_st a_t v[s, t]`` of each system keeps its distribution, and its
+    draws are reordered (:func:`couple_to_reference`) to the ranks of
+    :func:`posterior_correlated_normals` of the observed tasks' normal scores (per ``k``,
+    :func:`copula_reference`): a new task pairs the systems as a Gaussian copula whose
+    correlation matrix is drawn from its posterior given the ``N`` observed tasks. The
+    correlation of two systems' references is then about ``(N r + alpha rho) / (N +
+    alpha)``, ``rho`` the posterior draw of the copula's correlation.
+
     Parameters
     ----------
     values, row_of_cell, weights, task_scale
@@ -294,7 +311,10 @@ def unseen_task_reference(
         ``alpha >= 0``, in units of tasks: the weight of the unseen tasks against ``N``
         observed ones.
     seed : int
-        Seeds ``w_new`` and ``u`` (streams ``[seed, 19]``; the weights' own is ``[seed, 17]``).
+        Seeds ``w_new`` and ``u`` (streams ``[seed, 19]``; the weights' own is ``[seed, 17]``,
+        the copula's ``[seed, 23]``).
+    copula : bool
+        Couple the unseen part by the posterior Gaussian copula (default False: independent).
     """
     alpha = check_nonnegative(concentration, "unseen_tasks")
     seen = row_of_cell >= 0
@@ -312,8 +332,125 @@ def unseen_task_reference(
     else:
         own = _unseen_cell_means(values, row_of_cell, alpha, rng, task_scale)
     own = own.reshape(chains, draws, n_sys, n_k)
+    if copula:
+        own = couple_to_reference(own, copula_reference(values, row_of_cell, seed, task_scale,
+                                                        alpha))
     new_share = new_share.reshape(chains, draws, 1, 1)
     return (1.0 - new_share) * paired + new_share * own
+
+
+#: Draws per block of :func:`posterior_correlated_normals` (each holds three system x system
+#: matrices per draw).
+_COPULA_BLOCK = 256
+#: Up to this many systems :func:`posterior_correlated_normals` inverts a block of Bartlett
+#: factors at once; beyond, one triangular solve per draw is faster.
+_BATCHED_SYSTEMS = 24
+
+
+def task_normal_scores(cell_values: np.ndarray) -> np.ndarray:
+    """Normal scores of each system's task values, ``(system, task)``: ``Phi^-1((r - 1/2) /
+    N_s)`` of the mid-ranks ``r`` (ties averaged) of system ``s``'s ``N_s`` observed values;
+    NaN cells (unobserved) score 0, the scores' mean (van der Waerden scores: B. L. van der
+    Waerden, "Order tests for the two-sample problem", *Proc. KNAW* 55, 1952, 453-458).
+    A system with one value on every task scores 0 everywhere."""
+    scores = np.zeros(cell_values.shape)
+    for s, row in enumerate(cell_values):
+        seen = ~np.isnan(row)
+        if seen.any():
+            scores[s, seen] = ndtri((average_ranks(row[seen]) - 0.5) / seen.sum())
+    return scores
+
+
+def posterior_correlated_normals(scores: np.ndarray, chains: int, draws: int,
+                                 seed: int, prior_tasks: float = 1.0) -> np.ndarray:
+    """Standard normal vectors over the systems, ``(chain, draw, system)``, each drawn with
+    its own correlation matrix from the posterior of the systems' Gaussian copula given the
+    tasks' normal scores ``scores`` ``(system, task)``.
+
+    With scores ``z_t ~ N(0, Sigma)`` over the ``T`` tasks and the prior ``Sigma ~
+    IW(S + 1, lambda I)`` (whose correlations are each uniform on [-1, 1], whatever
+    ``lambda``: J. Barnard, R. McCulloch and X.-L. Meng, "Modeling covariance matrices in
+    terms of standard deviations and correlations", *Statistica Sinica* 10, 2000,
+    1281-1311), the posterior is ``Sigma ~ IW(S + 1 + T, lambda I + sum_t z_t z_t')``:
+    ``lambda`` (``prior_tasks``) acts as that many tasks of uncorrelated unit scores, so a
+    correlation's posterior centre is about the scores' one times ``T / (T + lambda)``.
+    Per draw: ``Sigma^-1 = L B B' L'`` (Bartlett's decomposition of the Wishart,
+    ``(lambda I + sum_t z_t z_t')^-1 = L L'``, ``B`` lower triangular,
+    ``B_ii^2 ~ chi^2(S + 1 + T - i)``, ``B_ij ~ N(0, 1)`` below), ``x = L'^-1 B'^-1 e`` with
+    ``e ~ N(0, I)`` (so ``x ~ N(0, Sigma)``), returned as ``x_s / sqrt(Sigma_ss)``: the
+    correlation matrix's draw, not the scales, sets the dependence. A two-system block of
+    the posterior is ``IW(3 + T, .)`` whatever ``S``, so each pair's copula does not depend
+    on how many other systems are fitted; its correlation concentrates on the scores'
+    correlation as ``T`` grows and spreads toward the uniform prior with few tasks.
+    Deterministic given ``seed`` (stream ``[seed, 23]``); the same seed gives the same
+    ``B`` and ``e`` for any ``scores`` of one shape.
+    """
+    lam = check_nonnegative(prior_tasks, "prior_tasks")
+    if lam == 0.0:
+        raise ValueError("prior_tasks must be > 0 (the copula's prior scale)")
+    n_sys, n_task = scores.shape
+    psi_inv = np.linalg.inv(lam * np.eye(n_sys) + scores @ scores.T)
+    lower = np.linalg.cholesky((psi_inv + psi_inv.T) / 2)
+    upper_inv = solve_triangular(lower, np.eye(n_sys), lower=True).T  # L'^-1
+    dof = n_sys + 1 + n_task - np.arange(n_sys)
+    rng = np.random.default_rng([int(seed), 23])
+    size = chains * draws
+    out = np.empty((size, n_sys))
+    below = np.tril_indices(n_sys, -1)
+    for start in range(0, size, _COPULA_BLOCK):
+        m = min(size, start + _COPULA_BLOCK) - start
+        bartlett = np.zeros((m, n_sys, n_sys))
+        bartlett[:, np.arange(n_sys), np.arange(n_sys)] = np.sqrt(rng.chisquare(dof, (m, n_sys)))
+        bartlett[:, below[0], below[1]] = rng.standard_normal((m, len(below[0])))
+        noise = rng.standard_normal((m, n_sys))
+        if n_sys <= _BATCHED_SYSTEMS:
+            factor = upper_inv @ np.linalg.inv(bartlett).transpose(0, 2, 1)  # Sigma = F F'
+        else:  # F' = B^-1 L^-1, one triangular solve per draw (cheaper than a batched inverse)
+            factor = np.stack([solve_triangular(b, upper_inv.T, lower=True,
+                                                check_finite=False).T for b in bartlett])
+        x = (factor @ noise[..., None])[..., 0]
+        out[start:start + m] = x / np.sqrt((factor**2).sum(axis=-1))
+    return out.reshape(chains, draws, n_sys)
+
+
+def copula_reference(
+    values: np.ndarray,
+    row_of_cell: np.ndarray,
+    seed: int,
+    task_scale: np.ndarray | None = None,
+    prior_tasks: float = 1.0,
+) -> np.ndarray:
+    """A Gaussian-copula reference for the pairing, ``(chain, draw, system, k)``: per ``k``,
+    :func:`posterior_correlated_normals` (prior weight ``prior_tasks``) of the
+    :func:`task_normal_scores` of each cell's posterior mean ``E[a_t v[s, t]]`` over the
+    draws (``values``, ``row_of_cell`` and ``task_scale`` as in
+    :func:`weighted_row_average`).
+
+    Coupling each system's draws to these ranks (:func:`couple_to_reference`) pairs two
+    systems as a Gaussian copula whose correlation is drawn from its posterior given the
+    observed tasks: each draw's difference then has the spread of its own correlation draw,
+    ``sd(B - A) ~ sqrt(var_A + var_B - 2 rho sd_A sd_B)``, a scale mixture that is wide (in
+    its tails and its mean) when few tasks leave ``rho`` uncertain and settles on the
+    observed coupling as the tasks grow. Every ``k`` uses the same random numbers.
+    Deterministic given ``seed``.
+    """
+    chains, draws, rows, n_k = values.shape
+    seen = row_of_cell >= 0
+    s_idx, t_idx = np.nonzero(seen)
+    cell_row = row_of_cell[s_idx, t_idx]
+    out = np.empty((chains, draws, row_of_cell.shape[0], n_k))
+    for j in range(n_k):
+        if task_scale is None:
+            means = values[..., j].mean(axis=(0, 1))[cell_row]
+        else:
+            flat_scale = task_scale.reshape(chains * draws, -1)
+            by_task_row = flat_scale.T @ values[..., j].reshape(chains * draws, rows)
+            means = by_task_row[t_idx, cell_row] / (chains * draws)
+        cells = np.full(row_of_cell.shape, np.nan)
+        cells[s_idx, t_idx] = means
+        out[..., j] = posterior_correlated_normals(task_normal_scores(cells), chains, draws,
+                                                   seed, prior_tasks)
+    return out
 
 
 def _grouped_gammas(shape: np.ndarray, size: tuple[int, int], starts: np.ndarray,
@@ -533,6 +670,16 @@ class Model(Configured, ABC):
         return 0.0
 
     @property
+    def pairing_coupling(self) -> str:
+        """How the ``"coupled"`` pairing links the systems (``names.COUPLINGS``):
+        ``"dirichlet"`` (default; the Dirichlet-process reference, unseen tasks independent,
+        :func:`unseen_task_reference`), ``"dirichlet-copula"`` (its unseen tasks coupled by
+        the posterior Gaussian copula) or ``"copula"`` (that copula alone,
+        :func:`copula_reference`, with :attr:`pairing_concentration` as the prior weight,
+        in tasks, of uncorrelated scores: it must then be > 0)."""
+        return "dirichlet"
+
+    @property
     def pairing_reference(self) -> str:
         """Which task values the ``"coupled"`` pairing's ranks weigh: ``"draws"`` (default:
         :meth:`row_expectations` of each draw) or ``"posterior-mean"`` (their mean over the
@@ -646,16 +793,22 @@ class Model(Configured, ABC):
                             if pairing == "coupled" else None)
                 if expected is not None and self.pairing_reference == "posterior-mean":
                     expected = posterior_mean_rows(expected)
+                coupling = check_coupling(self.pairing_coupling)
                 if expected is None:
-                    if pairing == "coupled" and self.pairing_concentration > 0:
-                        raise ValueError(f"{self.description}: unseen tasks in the pairing "
-                                         "need the row_expectations hook")
+                    if pairing == "coupled" and (self.pairing_concentration > 0
+                                                 or coupling != "dirichlet"):
+                        raise ValueError(f"{self.description}: unseen tasks or a copula in "
+                                         "the pairing need the row_expectations hook")
                     bootstrap = self._tasks_curve(posterior, data, k, metric, False, seed,
                                                   weights)
+                elif coupling == "copula":
+                    bootstrap = copula_reference(expected.values, expected.row_of_cell, seed,
+                                                 expected.task_scale, self.pairing_concentration)
                 else:
                     bootstrap = unseen_task_reference(
                         expected.values, expected.row_of_cell, weights,
                         self.pairing_concentration, seed, expected.task_scale,
+                        copula=coupling == "dirichlet-copula",
                     )
                 values = bootstrap if pairing == "bootstrap" else couple_to_reference(
                     values, bootstrap

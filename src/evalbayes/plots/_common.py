@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import matplotlib as mpl
@@ -39,6 +40,10 @@ def error_arms(center: Any, lower: Any, upper: Any) -> np.ndarray:
         raise ValueError(f"an interval does not contain its centre (arm {arms[bad].min():.3g}); "
                          "lower <= centre <= upper is required")
     return np.where(arms < 0, 0.0, arms)
+
+
+#: Axes whose texts :func:`finish` has passed over (weak: a closed figure's axes drop out).
+_FINISHED: weakref.WeakSet[Axes] = weakref.WeakSet()
 
 
 def get_axes(ax: Axes | None, figsize: tuple[float, float] = (6.4, 4.2)) -> Axes:
@@ -95,13 +100,16 @@ def _safe_line(line: str) -> str:
 
 
 def finish(ax: Axes) -> Axes:
-    """Last pass over every text of ``ax``'s figure before it is returned.
+    """Last pass over the texts of ``ax`` (and of its figure's other axes and figure-level
+    artists not seen by an earlier pass) before it is returned.
 
     Any line longer than ``MAX_LINE`` characters is shortened (a 100,000-character system
     name would otherwise ask Agg for a canvas of gigabytes), control characters are shown
     as escapes (a tab has no glyph), and, while mathtext is on,
     unescaped ``$`` are escaped. Fixed tick labels are rewritten in their formatter, which
-    re-creates the tick texts at every draw.
+    re-creates the tick texts at every draw. Axes already passed over by an earlier call
+    (another panel of the same figure) are not walked again, except ``ax`` itself: a
+    figure of ``m`` panels costs ``m`` walks, not ``m**2``.
     """
     parse_math = mpl.rcParams["text.parse_math"]
 
@@ -112,14 +120,18 @@ def finish(ax: Axes) -> Axes:
         return text
 
     figure = ax.figure
-    for axes in figure.axes:
+    walked = [a for a in figure.axes if a is ax or a not in _FINISHED]
+    parts: list[Any] = [*walked, *(c for c in figure.get_children() if c not in figure.axes)]
+    for axes in walked:
         for axis in (axes.xaxis, axes.yaxis):
             formatter = axis.get_major_formatter()
             if isinstance(formatter, FixedFormatter):
                 formatter.seq = [safe(str(s)) for s in formatter.seq]
-    for artist in figure.findobj(Text):
-        text = artist.get_text()
-        new = safe(text)
-        if new != text:
-            artist.set_text(new)
+        _FINISHED.add(axes)
+    for part in parts:
+        for artist in part.findobj(Text):
+            text = artist.get_text()
+            new = safe(text)
+            if new != text:
+                artist.set_text(new)
     return ax

@@ -68,7 +68,7 @@ def plot_ppc(
     ax.set_xlabel("successes c per task" if check.bins == "count" else "success rate c / n")
     ax.set_ylabel("number of tasks")
     ax.set_title(
-        f"Posterior predictive check: {system}\n"
+        f"Posterior predictive check\n{system}\n"
         f"{int(outside.sum())} of {len(rows)} bins outside the {check.ci_prob:.0%} interval",
         fontsize=10,
     )

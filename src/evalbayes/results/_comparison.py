@@ -209,8 +209,11 @@ def shared_task_note(posterior: Posterior, systems: list[str], estimand: str) ->
     if shared < FEW_SHARED_TASKS:
         if estimand == "population":
             alpha = getattr(posterior.model, "pairing_concentration", 0.0)
-            unseen = (f" and allows for unseen tasks unlike these (weight {alpha:g} tasks)"
-                      if alpha > 0 else "")
+            if getattr(posterior.model, "pairing_coupling", "dirichlet") == "copula":
+                unseen = " and on how loosely so few tasks pin down the systems' pairing"
+            else:
+                unseen = (f" and allows for unseen tasks unlike these (weight {alpha:g} tasks)"
+                          if alpha > 0 else "")
             lines.append(
                 f"  fewer than {FEW_SHARED_TASKS} tasks: the interval leans on the model's "
                 f"prior{unseen}, and is wider for that reason; a few more tasks narrow it most"

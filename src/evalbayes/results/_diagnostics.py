@@ -35,6 +35,7 @@ import xarray as xr
 from scipy import fft
 from scipy.special import ndtri
 
+from evalbayes._core.ranks import average_ranks
 from evalbayes._core.rendering import Rendered, frame_text, jsonable
 
 __all__ = [
@@ -153,11 +154,7 @@ def _z_scale(values: np.ndarray) -> np.ndarray:
     np.put_along_axis(rank, order, np.arange(1.0, size + 1.0)[None, :], axis=1)
     tied = (np.diff(np.take_along_axis(flat, order, axis=1), axis=1) == 0).any(axis=1)
     for row in np.flatnonzero(tied):  # average ranks (scipy's rankdata "average") of ties
-        ordered = np.take_along_axis(flat[row], order[row], axis=0)
-        first = np.r_[True, ordered[1:] != ordered[:-1]]
-        start = np.flatnonzero(first)
-        stop = np.r_[start[1:], size]
-        rank[row, order[row]] = ((start + stop + 1) / 2.0)[np.cumsum(first) - 1]
+        rank[row] = average_ranks(flat[row])
     return ndtri((rank - 0.375) / (size + 0.25)).reshape(values.shape)  # norm.ppf's kernel
 
 

@@ -13,8 +13,9 @@ from scipy.special import betaln
 
 from evalbayes.data import EvalData
 from evalbayes.models._base import Model
+from evalbayes.models._splitmix import word
 from evalbayes.models.beta_binomial import _model as beta_binomial
-from evalbayes.models.beta_binomial._kernel import _boost, _gamma_batch, _word
+from evalbayes.models.beta_binomial._kernel import _boost, _gamma_batch
 from evalbayes.models.beta_binomial._model import BetaBinomialModel, _unique_cells
 from evalbayes.models.beta_binomial._tasks_curve import tasks_curve_fast, tasks_curves_fast
 
@@ -208,7 +209,7 @@ def _boost_against_libm(shape, count, seed):
     _boost(from_kernel, count, shape, key, np.empty(count), np.empty(count))
     reference = np.empty(count)
     for i in range(count):  # the same uniforms, powered by the C library
-        uniform = (float(np.int64(_word(key, i + 1) >> np.uint64(11))) + 0.5) / 2.0**53
+        uniform = (float(np.int64(word(key, i + 1) >> np.uint64(11))) + 0.5) / 2.0**53
         reference[i] = math.exp(math.log(uniform) / shape)
     return from_kernel, reference
 

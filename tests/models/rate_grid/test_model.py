@@ -716,3 +716,28 @@ def test_shared_log_weights_are_computed_once_and_read_only(monkeypatch):
             # the template's curve, outside any shared block: every call computes its own
             alone = Model.curve(model, post, data, k, metric, estimand, False, seed=3)
             np.testing.assert_array_equal(shared[metric].values, alone.values)
+
+
+def test_shared_row_expectations_are_those_of_a_call_alone():
+    """Within ``sharing()`` the rows' conditional expectations of both metrics come from one
+    pass (and ``log g_s`` from one softmax): bitwise the numbers of separate calls, read-only,
+    and computed once."""
+    from evalbayes.models.rate_grid import _model as rate_grid
+
+    model, data, post = _tasks_case()
+    k = np.array([1.0, 3.0])
+    alone = {m: model.row_expectations(post, data, k, m) for m in ("pass@k", "pass^k")}
+    calls = []
+    original = rate_grid.log_normalise
+    rate_grid.log_normalise = lambda x: calls.append(1) or original(x)
+    try:
+        with model.sharing():
+            shared = {m: model.row_expectations(post, data, k, m) for m in ("pass^k", "pass@k")}
+            again = model.row_expectations(post, data, k, "pass@k")
+    finally:
+        rate_grid.log_normalise = original
+    assert len(calls) == 1 and again is shared["pass@k"]
+    for m in alone:
+        np.testing.assert_array_equal(shared[m].values, alone[m].values)
+        np.testing.assert_array_equal(shared[m].row_of_cell, alone[m].row_of_cell)
+        assert not shared[m].values.flags.writeable

@@ -66,7 +66,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import betaln, expit, log_expit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -308,6 +307,8 @@ def grid_posterior(
         return log_density(x, y, n, c, w, mu_prior, log_kappa_prior)
 
     # 1. mode and curvature
+    from scipy.optimize import minimize  # ~0.1 CPU-s: not on the path of summary / compare
+
     rate = (float((w * c).sum()) + 0.5) / (float((w * n).sum()) + 1.0)
     start = np.array([np.log(rate / (1 - rate)), log_kappa_prior[0]])
     result = minimize(lambda t: -float(logp(t[0], t[1])), start, method="BFGS")

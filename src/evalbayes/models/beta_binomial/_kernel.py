@@ -61,31 +61,20 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from evalbayes.models._splitmix import GOLDEN, S11, TWO_M53, mix, word
+
 __all__ = ["task_power_sums"]
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
-_TWO_M53 = 1.0 / 9007199254740992.0
 _NEGLIGIBLE = 1e-300  # squares below this are set to 0
 _ROWS_PER_BLOCK = 64  # (draw, system) rows that share one set of scratch buffers
 _FIX_UP = np.uint64(0xD1B54A32D192ED03)  # keys the fresh stream of a proposal finished alone
 
 
 @njit(cache=True, inline="always")
-def _mix(z: np.uint64) -> np.uint64:
-    """SplitMix64's output function (a bijective 64-bit mixer)."""
-    z = (z ^ (z >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    return z ^ (z >> _S31)
-
-
-@njit(cache=True, inline="always")
 def _uniform(state: np.uint64) -> tuple[float, np.uint64]:
     """A uniform in the open interval (0, 1) and the advanced state."""
-    state = state + _GOLDEN
-    return (float(_mix(state) >> _S11) + 0.5) * _TWO_M53, state
+    state = state + GOLDEN
+    return (float(mix(state) >> S11) + 0.5) * TWO_M53, state
 
 
 def _ziggurat_tables(layers: int = 128) -> tuple[np.ndarray, np.ndarray]:
@@ -136,10 +125,10 @@ def _normal(state: np.uint64) -> tuple[float, np.uint64]:
     about 99 % of calls return at the first comparison.
     """
     while True:
-        state = state + _GOLDEN
-        z = _mix(state)
+        state = state + GOLDEN
+        z = mix(state)
         i = int(z & _LOW7)
-        u = 2.0 * (float(z >> _S11) + 0.5) * _TWO_M53 - 1.0
+        u = 2.0 * (float(z >> S11) + 0.5) * TWO_M53 - 1.0
         if abs(u) < _ZIG_RATIO[i]:
             return u * _ZIG_X[i], state
         x, accepted, state = _ziggurat_slow(i, u, state)
@@ -172,19 +161,13 @@ def _gamma_unit(d: float, scale: float, state: np.uint64) -> tuple[float, np.uin
 
 
 @njit(cache=True, inline="always")
-def _word(key: np.uint64, index: int) -> np.uint64:
-    """Word ``index`` of the counter-based stream ``key`` (SplitMix64 at that position)."""
-    return _mix(key + np.uint64(index) * _GOLDEN)
-
-
-@njit(cache=True, inline="always")
 def _proposal(key: np.uint64, i: int) -> tuple[int, float, float]:
     """Task ``i``'s first proposal: ziggurat layer and uniform in (-1, 1) from word ``2i + 1``,
     a uniform in (0, 1) from word ``2i + 2`` (53-bit, via a signed conversion that SIMD has)."""
-    w1 = _word(key, 2 * i + 1)
-    w2 = _word(key, 2 * i + 2)
-    u = 2.0 * (float(np.int64(w1 >> _S11)) + 0.5) * _TWO_M53 - 1.0
-    return int(w1 & _LOW7), u, (float(np.int64(w2 >> _S11)) + 0.5) * _TWO_M53
+    w1 = word(key, 2 * i + 1)
+    w2 = word(key, 2 * i + 2)
+    u = 2.0 * (float(np.int64(w1 >> S11)) + 0.5) * TWO_M53 - 1.0
+    return int(w1 & _LOW7), u, (float(np.int64(w2 >> S11)) + 0.5) * TWO_M53
 
 
 @njit(cache=True)
@@ -233,9 +216,9 @@ def _gamma_batch(d: np.ndarray, scale: np.ndarray, key: np.uint64, count: int,
     for i in range(count):
         if pending[i]:
             layer, u, uniform = _proposal(key, i)
-            state = _mix(_word(key, 2 * i + 1) ^ _FIX_UP)
+            state = mix(word(key, 2 * i + 1) ^ _FIX_UP)
             out[i], state = _gamma_finish(d[i], scale[i], layer, u, uniform, state)
-    return key + np.uint64(2 * count + 1) * _GOLDEN
+    return key + np.uint64(2 * count + 1) * GOLDEN
 
 
 _MANTISSA_BITS = np.int64(0x000FFFFFFFFFFFFF)
@@ -268,7 +251,7 @@ def _boost(values: np.ndarray, count: int, shape: float, key: np.uint64,
     bits = uniform.view(np.int64)
     scale_bits = scale.view(np.int64)
     for i in range(count):
-        uniform[i] = (float(np.int64(_word(key, i + 1) >> _S11)) + 0.5) * _TWO_M53
+        uniform[i] = (float(np.int64(word(key, i + 1) >> S11)) + 0.5) * TWO_M53
     for i in range(count):  # U = 2^e m with m in [1, 2), read off the bits
         b = bits[i]
         scale[i] = float(((b >> 52) & 0x7FF) - 1023)
@@ -294,7 +277,7 @@ def _boost(values: np.ndarray, count: int, shape: float, key: np.uint64,
         scale_bits[i] = (j + 1023) << 52 if j >= -1022 else np.int64(0)
     for i in range(count):
         values[i] *= scale[i] * uniform[i]
-    return key + np.uint64(count + 1) * _GOLDEN
+    return key + np.uint64(count + 1) * GOLDEN
 
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
@@ -414,7 +397,7 @@ def task_power_sums(
     max_weight = 1  # most tasks of one system
     for s in range(n_sys):
         max_weight = max(max_weight, cell_weight[cell_start[s]:cell_start[s + 1]].sum())
-    seed_mixed = _mix(np.uint64(seed) + _GOLDEN)
+    seed_mixed = mix(np.uint64(seed) + GOLDEN)
     n_rows = n_draws * n_sys
     n_blocks = (n_rows + _ROWS_PER_BLOCK - 1) // _ROWS_PER_BLOCK
     for block in prange(n_blocks):
@@ -433,7 +416,7 @@ def task_power_sums(
         for row in range(block * _ROWS_PER_BLOCK, min(n_rows, (block + 1) * _ROWS_PER_BLOCK)):
             d = row // n_sys
             s = row % n_sys
-            key = _mix(_mix(seed_mixed + np.uint64(s)) + np.uint64(d))
+            key = mix(mix(seed_mixed + np.uint64(s)) + np.uint64(d))
             # Gamma constants (for shape, or shape + 1 when boosted) once per cell and draw,
             # spread over the cell's tasks; then every task of the system in one pass
             total = 0

@@ -75,6 +75,7 @@ from evalbayes._core.names import (
     Method,
     Unset,
     check_count,
+    check_coupling,
     check_metric,
     check_nonnegative,
     check_population,
@@ -194,6 +195,13 @@ class BetaBinomialModel(Model):
         the observed tasks). Default 4 (``benchmarks/validity/``, paired comparisons: at
         10 / 20 / 50 / 100 tasks coverage 0.96 / 0.95 / 0.96 / 0.96, width 1.11 / 1.06 /
         1.02 / 1.01x the paired task bootstrap's; with 0, 0.86 / 0.91 / 0.95 / 0.96).
+        With ``coupling="copula"``: the copula's prior weight, in
+        tasks, of uncorrelated results (> 0).
+    coupling : {"dirichlet", "copula", "dirichlet-copula"}
+        ``population="paired"``: the pairing's reference, as the rate grid's ``coupling``
+        (:class:`~evalbayes.models.RateGridModel`): the Dirichlet-process reference with
+        independent unseen tasks (default), a Gaussian copula of posterior correlation, or
+        the former with its unseen tasks coupled by the latter.
     """
 
     name: ClassVar[str] = "beta-binomial"
@@ -205,10 +213,15 @@ class BetaBinomialModel(Model):
     task_prior: tuple[float, float] = (1.0, 1.0)
     population: str = "paired"
     unseen_tasks: float = 4.0
+    coupling: str = "dirichlet"
 
     def __post_init__(self) -> None:
         check_population(self.population)
         check_nonnegative(self.unseen_tasks, "unseen_tasks")
+        check_coupling(self.coupling)
+        if self.coupling == "copula" and self.unseen_tasks == 0:
+            raise ValueError("coupling='copula' needs unseen_tasks > 0: there it is the prior "
+                             "weight, in tasks, of uncorrelated results in the copula")
         if self.pooling not in ("partial", "none", "complete"):
             raise ValueError(
                 f"pooling must be 'partial', 'none' or 'complete', got {self.pooling!r}"
@@ -273,6 +286,11 @@ class BetaBinomialModel(Model):
     def pairing_concentration(self) -> float:
         """``unseen_tasks`` (the template's :meth:`Model.pairing_concentration`)."""
         return float(self.unseen_tasks)
+
+    @property
+    def pairing_coupling(self) -> str:
+        """``coupling`` (the template's :meth:`Model.pairing_coupling`)."""
+        return self.coupling
 
     @property
     def pairing_reference(self) -> str:
