@@ -222,16 +222,17 @@ def test_location_block_falls_back_to_one_class_when_classes_are_not_identified(
 
 
 def _standard_prior_draws(model: FormulaModel, data: EvalData, share: np.ndarray,
-                          draws: int = 20_000) -> np.ndarray:
+                          draws: int = 20_000, sd_x: np.ndarray | None = None) -> np.ndarray:
     """Prior draws of the centred coefficients and every group effect, each divided by its
-    prior sd (``coef_prior / sd(x_j)`` from the indicator shares, ``sd_g``)."""
+    prior sd (``coef_prior / sd(x_j)`` from the indicator shares, or ``sd_x`` where given;
+    ``sd_g``); ``share``: the columns' means."""
     import pymc as pm
 
     graph = model.build(model.inputs(data))
     n_terms = len(model.design(data).terms)
     names = ["beta", "sd"] + [f"u_{i}" for i in range(n_terms)]
     beta, sd, *u = pm.draw([graph[v] for v in names], draws=draws, random_seed=7)
-    scale = 1.0 / np.sqrt(share * (1 - share))  # 1 / sd(x_j) (coef_prior 1)
+    scale = 1.0 / (np.sqrt(share * (1 - share)) if sd_x is None else sd_x)  # coef_prior 1
     centred = np.column_stack([beta[:, 0] + beta[:, 1:] @ share, beta[:, 1:]])
     standard = [centred / np.array([1.5, *scale])]
     standard += [effect[..., 0] / sd[:, [i]] for i, effect in enumerate(u)]
@@ -252,6 +253,30 @@ def test_location_block_keeps_the_independent_normal_prior():
     data = _runs_data(["a", "a", "a", "b", "b", "b", "c"])
     joint = _standard_prior_draws(FormulaModel(RUNS_FORMULA), data, np.array([3 / 7, 1 / 7]))
     assert joint.shape[1] == 3 + 12 + 36 + 7
+    _assert_iid_standard_normal(joint)
+
+
+def test_location_block_with_more_classes_than_coefficients_keeps_the_prior():
+    # each run its own (harness, date): six classes, three coefficients, one grand task mean
+    # and six run means; the class locations are drawn non-centred (directions only the run
+    # sd reaches), and the prior must still be the iid normal one
+    harness = np.array(["h0", "h1"] * 3)
+    date = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 6.0])
+    n = np.ones((6, 5), int)
+    data = EvalData.from_arrays(n, np.zeros_like(n), systems=[f"r{i}" for i in range(6)],
+                                system_coords={"harness": harness, "date": date,
+                                               "run": [f"r{i}" for i in range(6)]})
+    model = FormulaModel("c | trials(n) ~ harness + date + (1 | task) + (1 | run)")
+    d = model.design(data)
+    observed = np.ones(len(d.X), bool)
+    centre = d.X.mean(axis=0)
+    centre[d.intercept] = 0.0
+    block = model.location_block(d, observed, centre)
+    assert len(block.class_x) == 6 and block.widths == (1, 6)
+    h1 = (harness == "h1").astype(float)
+    joint = _standard_prior_draws(model, data, np.array([h1.mean(), date.mean()]),
+                                  sd_x=np.array([h1.std(), date.std()]))
+    assert joint.shape[1] == 3 + 5 + 6
     _assert_iid_standard_normal(joint)
 
 

@@ -448,15 +448,24 @@ class FormulaModel(Model):
         The coefficients and the means of the intercept-only group terms enter the likelihood
         (nearly) only through the class locations ``l = A theta`` (:meth:`location_block`;
         ``theta`` = coefficients and means, prior ``N(mu, Sigma)`` with ``Sigma`` diagonal:
-        ``coef_scale^2`` and ``sd_g^2 / levels`` per mean). The sampler draws ``l ~ N(A mu,
-        A Sigma A')`` and, given it, ``theta = mu + v + Sigma A' (A Sigma A')^{-1} (l - A (mu
-        + v))`` with ``v ~ N(0, Sigma)``: a draw of the conditional prior (Matheron's rule; Y.
-        Hoffman and E. Ribak, "Constrained realizations of Gaussian fields", *ApJ* 380, 1991,
-        L5), so ``theta ~ N(mu, Sigma)`` exactly, and the directions the data do not identify
-        (an agent's coefficient against the mean of its agent-by-task effects, the intercept
-        against the mean task effect) are independent of the likelihood. Each term's effects
-        are its means plus deviations that sum to zero within a class (a term's iid normal
-        effects split into their mean and the rest: the same prior).
+        ``coef_scale^2`` and ``sd_g^2 / levels`` per mean). The sampler draws ``l = A mu +
+        L z``, ``L L' = A Sigma A'`` (Cholesky), ``z ~ N(0, I)`` and, given it, ``theta = mu
+        + v + Sigma A' (A Sigma A')^{-1} (l - A (mu + v))`` with ``v ~ N(0, Sigma)``: a draw
+        of the conditional prior (Matheron's rule; Y. Hoffman and E. Ribak, "Constrained
+        realizations of Gaussian fields", *ApJ* 380, 1991, L5), so ``theta ~ N(mu, Sigma)``
+        exactly, and the directions the data do not identify (an agent's coefficient against
+        the mean of its agent-by-task effects, the intercept against the mean task effect)
+        are independent of the likelihood. Each term's effects are its means plus deviations
+        that sum to zero within a class (a term's iid normal effects split into their mean
+        and the rest: the same prior).
+
+        ``l`` is non-centred (``z``, not ``l``, is sampled): in directions the coefficients
+        span, ``A Sigma A'`` is dominated by their fixed prior variance and ``L`` barely
+        depends on the sds (a fixed linear map, as good as centred); in directions only the
+        group sds reach (more classes than coefficients: each run its own class, runs nested
+        in a ``harness * date`` design) a centred ``l`` would sit in a funnel with those sds
+        where the classes carry few trials (M. Betancourt and M. Girolami, "Hamiltonian
+        Monte Carlo for hierarchical models", 2015, arXiv 1312.0906); non-centred it does not.
         """
         import pymc as pm
         import pytensor.tensor as pt
@@ -498,12 +507,18 @@ class FormulaModel(Model):
                                                      for i in block_terms])
                 mu = pt.concatenate([pt.as_tensor(loc), pt.zeros(sum(widths))])
                 A = pt.concatenate([class_x, columns], axis=1)
-                cov = (A * var[None, :]) @ A.T
-                located = pm.MvNormal("location", mu=A @ mu, cov=cov, dims="location_class")
-                prior = mu + pt.sqrt(var) * pm.Normal("location_split_z", 0.0, 1.0,
-                                                      dims="location_param")
-                theta = prior + var * (A.T @ pt.linalg.solve(cov, located - A @ prior,
-                                                             assume_a="pos"))
+                chol = pt.linalg.cholesky((A * var[None, :]) @ A.T)
+                # the locations non-centred, l = A mu + chol z: where the coefficients span
+                # the classes (their prior variance, fixed, dominates A Sigma A') a fixed
+                # linear map, as good as centred; in directions only the group sds reach
+                # (classes the coefficients cannot move apart) non-centred, no funnel
+                z_loc = pm.Normal("location_z", 0.0, 1.0, dims="location_class")
+                v_split = pt.sqrt(var) * pm.Normal("location_split_z", 0.0, 1.0,
+                                                   dims="location_param")
+                # Sigma A' (A Sigma A')^-1 (l - A (mu + v)) with l - A mu = chol z
+                gap = z_loc - pt.linalg.solve_triangular(chol, A @ v_split, lower=True)
+                theta = mu + v_split + var * (
+                    A.T @ pt.linalg.solve_triangular(chol.T, gap, lower=False))
                 beta_c = theta[:n_coef]
                 start = n_coef
                 for i, width in zip(block_terms, widths, strict=True):
