@@ -280,6 +280,25 @@ def test_location_block_with_more_classes_than_coefficients_keeps_the_prior():
     _assert_iid_standard_normal(joint)
 
 
+def test_centred_levels_by_information_against_the_spread():
+    from evalbayes.models.formula._model import centred_levels
+
+    # tasks with the same rate: no spread beyond the binomial noise, nothing centred
+    assert not centred_levels(np.full(6, 20), np.full(6, 10)).any()
+    # rates 1/20 ... 19/20 spread widely: by hand, p = (c + 1/2) / 21, I = 20 p (1 - p),
+    # s^2 = var(logit p) - mean(1 / I) (about 3.3 here); centred where I s^2 >= 1, never
+    # at a level whose trials all fail or all succeed
+    wins = np.array([0, 1, 4, 10, 16, 19, 20])
+    p = (wins + 0.5) / 21
+    info = 20 * p * (1 - p)
+    mixed = (wins > 0) & (wins < 20)
+    logit = np.log(p[mixed] / (1 - p[mixed]))
+    s2 = logit.var(ddof=1) - (1 / info[mixed]).mean()
+    expected = mixed & (info * s2 >= 1)
+    assert expected[1:6].all()
+    np.testing.assert_array_equal(centred_levels(np.full(7, 20), wins), expected)
+
+
 def test_centred_term_with_uninformative_levels_keeps_the_prior():
     # 20 trials per task: the task term is centred, except tasks whose trials all fail or all
     # succeed (non-centred); the effects are still iid sd * N(0, 1), independent of beta

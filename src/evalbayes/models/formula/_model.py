@@ -138,6 +138,44 @@ def _block(d: FormulaDesign, terms: tuple[int, ...], class_x: np.ndarray,
                          columns=np.concatenate(columns, axis=1))
 
 
+def centred_levels(trials: np.ndarray, wins: np.ndarray) -> np.ndarray:
+    """Which levels of a group term to centre: those the data inform more than the prior.
+
+    A level's effect is centred when its likelihood precision exceeds the prior precision of
+    the effects, ``I_j s^2 >= 1`` (M. Betancourt and M. Girolami, "Hamiltonian Monte Carlo
+    for hierarchical models", 2015, arXiv 1312.0906: the centred form pays where the data
+    dominate, the non-centred one where the prior does; O. Papaspiliopoulos, G. O. Roberts
+    and M. Skold, *Statistical Science* 22, 2007, 59-73). ``I_j = n_j p_j (1 - p_j)``,
+    ``p_j = (c_j + 1/2) / (n_j + 1)``, is the binomial information about the level's logit;
+    ``s^2 = max(0, var_j(logit p_j) - mean_j(1 / I_j))`` the method-of-moments spread of the
+    effects over the levels whose trials neither all fail nor all succeed (those carry one
+    bound only and are never centred). Where the levels barely differ (``s^2`` near 0, the
+    posterior of the sd reaches zero) no level is centred: a centred term would sit in a
+    funnel with its sd.
+
+    Parameters
+    ----------
+    trials, wins : numpy.ndarray
+        Trials and successes per level.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, per level: centre it.
+    """
+    trials = np.asarray(trials, float)
+    wins = np.asarray(wins, float)
+    mixed = (wins > 0) & (wins < trials)
+    if mixed.sum() < 2:
+        return np.zeros(len(trials), bool)
+    p = (wins[mixed] + 0.5) / (trials[mixed] + 1.0)
+    info = trials[mixed] * p * (1.0 - p)
+    spread = max(0.0, float(np.var(np.log(p / (1.0 - p)), ddof=1) - np.mean(1.0 / info)))
+    out = np.zeros(len(trials), bool)
+    out[np.flatnonzero(mixed)] = info * spread >= 1.0
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class FormulaPosterior(Posterior):
     """Posterior of a :class:`FormulaModel` fit: :meth:`effects` and notes in the summary."""
@@ -417,13 +455,13 @@ class FormulaModel(Model):
         if (split is not None and block is not None
                 and block.widths[block.terms.index(split)] == 1
                 and float(n.sum()) / len(d.terms[split].levels) >= 10.0):
-            # levels whose trials all fail or all succeed say little about their effect: those
-            # stay non-centred within the centred term (per level, by its data)
+            # per level, by its data: centred where the level's trials pin its effect down
+            # more tightly than the effects spread (:func:`centred_levels`), else non-centred
             term = d.terms[split]
             level = term.level[rows]
             trials = np.bincount(level, n[s_idx, t_idx], len(term.levels))
             wins = np.bincount(level, c[s_idx, t_idx], len(term.levels))
-            informative = (wins > 0) & (wins < trials)
+            informative = centred_levels(trials, wins)
             # the levels reordered informative first, and back
             order = np.concatenate([np.flatnonzero(informative), np.flatnonzero(~informative)])
             values[f"location_order_{split}"] = np.argsort(order)
