@@ -103,6 +103,13 @@ class LocationBlock:
         """Means per term."""
         return tuple(len(c) for c in self.counts)
 
+    @property
+    def spanned(self) -> bool:
+        """Whether the coefficients alone move every class location (``class_x`` of full
+        row rank): then no direction of the locations has a prior variance set by the group
+        sds alone, and :meth:`FormulaModel.build` draws them centred; else non-centred."""
+        return bool(np.linalg.matrix_rank(self.class_x) == len(self.class_x))
+
 
 def _location_terms(d: FormulaDesign, observed: np.ndarray) -> tuple[int, ...]:
     """Intercept-only group terms (``(1 | g)``, more than one level)."""
@@ -474,7 +481,7 @@ class FormulaModel(Model):
                 if len(counts) > 1:  # a mean per class (one grand mean needs no index)
                     values[f"location_entry_{i}"] = entry
                 values[f"location_count_{i}"] = counts
-            block_key = (len(block.class_x), block.terms, block.widths)
+            block_key = (len(block.class_x), block.terms, block.widths, block.spanned)
         shape_key = (size, X.shape[1], intercept,
                      tuple((len(t.levels), len(t.columns), self.term_prior(t.kind, t.name))
                            for t in d.terms), block_key, centered)
@@ -486,8 +493,9 @@ class FormulaModel(Model):
         The coefficients and the means of the intercept-only group terms enter the likelihood
         (nearly) only through the class locations ``l = A theta`` (:meth:`location_block`;
         ``theta`` = coefficients and means, prior ``N(mu, Sigma)`` with ``Sigma`` diagonal:
-        ``coef_scale^2`` and ``sd_g^2 / levels`` per mean). The sampler draws ``l = A mu +
-        L z``, ``L L' = A Sigma A'`` (Cholesky), ``z ~ N(0, I)`` and, given it, ``theta = mu
+        ``coef_scale^2`` and ``sd_g^2 / levels`` per mean). The sampler draws ``l ~ N(A mu,
+        A Sigma A')`` (or ``l = A mu + L z``, ``L L' = A Sigma A'``, ``z ~ N(0, I)``, see
+        below) and, given it, ``theta = mu
         + v + Sigma A' (A Sigma A')^{-1} (l - A (mu + v))`` with ``v ~ N(0, Sigma)``: a draw
         of the conditional prior (Matheron's rule; Y. Hoffman and E. Ribak, "Constrained
         realizations of Gaussian fields", *ApJ* 380, 1991, L5), so ``theta ~ N(mu, Sigma)``
@@ -497,13 +505,14 @@ class FormulaModel(Model):
         that sum to zero within a class (a term's iid normal effects split into their mean
         and the rest: the same prior).
 
-        ``l`` is non-centred (``z``, not ``l``, is sampled): in directions the coefficients
-        span, ``A Sigma A'`` is dominated by their fixed prior variance and ``L`` barely
-        depends on the sds (a fixed linear map, as good as centred); in directions only the
-        group sds reach (more classes than coefficients: each run its own class, runs nested
-        in a ``harness * date`` design) a centred ``l`` would sit in a funnel with those sds
-        where the classes carry few trials (M. Betancourt and M. Girolami, "Hamiltonian
-        Monte Carlo for hierarchical models", 2015, arXiv 1312.0906); non-centred it does not.
+        Where the coefficients alone move every class location (:attr:`LocationBlock.spanned`:
+        ``agent + ...``, one class per agent) every direction of ``l`` has their fixed prior
+        variance, and ``l`` is drawn centred (``l ~ N(A mu, A Sigma A')``), which the data of
+        a class pin down. Where there are more classes than the coefficients move (each run
+        its own class in a ``harness * date`` design) some directions of ``l`` have prior sd
+        set by the group sds alone, a funnel where the classes carry few trials (M.
+        Betancourt and M. Girolami, "Hamiltonian Monte Carlo for hierarchical models", 2015,
+        arXiv 1312.0906): there ``l`` is non-centred, ``z`` sampled.
         """
         import pymc as pm
         import pytensor.tensor as pt
@@ -517,7 +526,7 @@ class FormulaModel(Model):
             coords[f"level_{i}"] = np.arange(n_levels)
             coords[f"column_{i}"] = np.arange(n_cols)
         if block_key is not None:
-            n_class, block_terms, widths = block_key
+            n_class, block_terms, widths, spanned = block_key
             coords["location_class"] = np.arange(n_class)
             coords["location_mean"] = np.arange(sum(widths))
             coords["location_param"] = np.arange(n_coef + sum(widths))
@@ -545,18 +554,27 @@ class FormulaModel(Model):
                                                      for i in block_terms])
                 mu = pt.concatenate([pt.as_tensor(loc), pt.zeros(sum(widths))])
                 A = pt.concatenate([class_x, columns], axis=1)
-                chol = pt.linalg.cholesky((A * var[None, :]) @ A.T)
-                # the locations non-centred, l = A mu + chol z: where the coefficients span
-                # the classes (their prior variance, fixed, dominates A Sigma A') a fixed
-                # linear map, as good as centred; in directions only the group sds reach
-                # (classes the coefficients cannot move apart) non-centred, no funnel
-                z_loc = pm.Normal("location_z", 0.0, 1.0, dims="location_class")
-                v_split = pt.sqrt(var) * pm.Normal("location_split_z", 0.0, 1.0,
-                                                   dims="location_param")
-                # Sigma A' (A Sigma A')^-1 (l - A (mu + v)) with l - A mu = chol z
-                gap = z_loc - pt.linalg.solve_triangular(chol, A @ v_split, lower=True)
-                theta = mu + v_split + var * (
-                    A.T @ pt.linalg.solve_triangular(chol.T, gap, lower=False))
+                cov = (A * var[None, :]) @ A.T
+                if spanned:
+                    # every direction of l has the coefficients' fixed prior variance: the
+                    # data pin the locations down, centred
+                    located = pm.MvNormal("location", mu=A @ mu, cov=cov,
+                                          dims="location_class")
+                    prior = mu + pt.sqrt(var) * pm.Normal("location_split_z", 0.0, 1.0,
+                                                          dims="location_param")
+                    theta = prior + var * (A.T @ pt.linalg.solve(cov, located - A @ prior,
+                                                                 assume_a="pos"))
+                else:
+                    # more classes than the coefficients move: in the other directions l's
+                    # prior sd is the group sds' alone, a funnel if centred; l = A mu + chol z
+                    chol = pt.linalg.cholesky(cov)
+                    z_loc = pm.Normal("location_z", 0.0, 1.0, dims="location_class")
+                    v_split = pt.sqrt(var) * pm.Normal("location_split_z", 0.0, 1.0,
+                                                       dims="location_param")
+                    # Sigma A' (A Sigma A')^-1 (l - A (mu + v)) with l - A mu = chol z
+                    gap = z_loc - pt.linalg.solve_triangular(chol, A @ v_split, lower=True)
+                    theta = mu + v_split + var * (
+                        A.T @ pt.linalg.solve_triangular(chol.T, gap, lower=False))
                 beta_c = theta[:n_coef]
                 start = n_coef
                 for i, width in zip(block_terms, widths, strict=True):
