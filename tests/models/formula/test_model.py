@@ -189,6 +189,7 @@ def test_location_block_gives_nested_terms_a_mean_per_agent():
     assert sorted(agent_of_class) == ["a", "b", "c"]
     # task crosses the agents (one grand mean of 12 levels); agent:task and run are nested
     assert block.widths == (1, 3, 3)
+    assert block.spanned  # three coefficients move the three agents' locations: centred
     np.testing.assert_array_equal(block.counts[0], [12])
     np.testing.assert_array_equal(block.counts[1], [12, 12, 12])
     runs_per_agent = {"a": 3, "b": 3, "c": 1}
@@ -273,6 +274,7 @@ def test_location_block_with_more_classes_than_coefficients_keeps_the_prior():
     centre[d.intercept] = 0.0
     block = model.location_block(d, observed, centre)
     assert len(block.class_x) == 6 and block.widths == (1, 6)
+    assert not block.spanned  # six classes, three coefficients: drawn non-centred
     h1 = (harness == "h1").astype(float)
     joint = _standard_prior_draws(model, data, np.array([h1.mean(), date.mean()]),
                                   sd_x=np.array([h1.std(), date.std()]))
