@@ -158,3 +158,159 @@ def test_save_load_round_trip(tmp_path):
     assert isinstance(back, FormulaPosterior) and back.model == post.model
     np.testing.assert_allclose(back.summary(k=[1, 2])["mean"], post.summary(k=[1, 2])["mean"])
     assert back.effects().equals(post.effects())
+
+
+def _runs_data(agents: list[str], n_tasks: int = 12) -> EvalData:
+    runs = [f"{a}/{i}" for i, a in enumerate(agents)]
+    n = np.ones((len(agents), n_tasks), int)
+    return EvalData.from_arrays(n, np.zeros_like(n), systems=runs,
+                                system_coords={"agent": agents, "run": runs})
+
+
+RUNS_FORMULA = "c | trials(n) ~ agent + (1 | task) + (1 | agent:task) + (1 | run)"
+
+
+def test_location_block_gives_nested_terms_a_mean_per_agent():
+    agents = ["a", "a", "a", "b", "b", "b", "c"]  # "c" ran once
+    data = _runs_data(agents)
+    model = FormulaModel(RUNS_FORMULA)
+    d = model.design(data)
+    observed = np.ones(len(d.X), bool)
+    centre = d.X.mean(axis=0)
+    centre[d.intercept] = 0.0
+    block = model.location_block(d, observed, centre)
+    assert [d.terms[i].name for i in block.terms] == ["1|task", "1|agent:task", "1|run"]
+    # one class per agent: its row of the centred design (Intercept, agent[b], agent[c])
+    rows = {"a": [1, 0, 0], "b": [1, 1, 0], "c": [1, 0, 1]}
+    share = np.array([0.0, 3 / 7, 1 / 7])
+    assert len(block.class_x) == 3
+    agent_of_class = [next(a for a, r in rows.items() if np.allclose(x, np.array(r) - share))
+                      for x in block.class_x]
+    assert sorted(agent_of_class) == ["a", "b", "c"]
+    # task crosses the agents (one grand mean of 12 levels); agent:task and run are nested
+    assert block.widths == (1, 3, 3)
+    assert block.spanned  # three coefficients move the three agents' locations: centred
+    np.testing.assert_array_equal(block.counts[0], [12])
+    np.testing.assert_array_equal(block.counts[1], [12, 12, 12])
+    runs_per_agent = {"a": 3, "b": 3, "c": 1}
+    np.testing.assert_array_equal(block.counts[2], [runs_per_agent[a] for a in agent_of_class])
+    # each run's mean is its agent's (the class whose row is the agent's), entering only it
+    run_term = d.terms[block.terms[2]]
+    for level, entry in zip(run_term.levels, block.entry[2], strict=True):
+        assert agent_of_class[entry] == level.split("/")[0]
+    np.testing.assert_array_equal(block.columns, np.concatenate(
+        [np.ones((3, 1)), np.eye(3), np.eye(3)], axis=1))
+
+
+def test_location_block_falls_back_to_one_class_when_classes_are_not_identified():
+    # six systems with their own (harness, date): six design rows, three coefficients and
+    # one grand task mean cannot move six class locations independently
+    n = np.ones((6, 5), int)
+    data = EvalData.from_arrays(n, np.zeros_like(n), system_coords={
+        "harness": ["h0", "h1"] * 3, "date": [0.0, 1.0, 2.0, 3.0, 4.0, 6.0]})
+    model = FormulaModel("c | trials(n) ~ harness + date + (1 | task)")
+    d = model.design(data)
+    observed = np.ones(len(d.X), bool)
+    centre = d.X.mean(axis=0)
+    centre[d.intercept] = 0.0
+    block = model.location_block(d, observed, centre)
+    np.testing.assert_allclose(block.class_x, [[1.0, 0.0, 0.0]], atol=1e-12)
+    assert block.widths == (1,) and block.columns.tolist() == [[1.0]]
+    # a formula with no intercept-only term has no block
+    slope = FormulaModel("c | trials(n) ~ harness + (0 + date | task)")
+    d = slope.design(data)
+    assert slope.location_block(d, observed, np.zeros(d.X.shape[1])) is None
+
+
+def _standard_prior_draws(model: FormulaModel, data: EvalData, share: np.ndarray,
+                          draws: int = 20_000, sd_x: np.ndarray | None = None) -> np.ndarray:
+    """Prior draws of the centred coefficients and every group effect, each divided by its
+    prior sd (``coef_prior / sd(x_j)`` from the indicator shares, or ``sd_x`` where given;
+    ``sd_g``); ``share``: the columns' means."""
+    import pymc as pm
+
+    graph = model.build(model.inputs(data))
+    n_terms = len(model.design(data).terms)
+    names = ["beta", "sd"] + [f"u_{i}" for i in range(n_terms)]
+    beta, sd, *u = pm.draw([graph[v] for v in names], draws=draws, random_seed=7)
+    scale = 1.0 / (np.sqrt(share * (1 - share)) if sd_x is None else sd_x)  # coef_prior 1
+    centred = np.column_stack([beta[:, 0] + beta[:, 1:] @ share, beta[:, 1:]])
+    standard = [centred / np.array([1.5, *scale])]
+    standard += [effect[..., 0] / sd[:, [i]] for i, effect in enumerate(u)]
+    return np.concatenate(standard, axis=1)
+
+
+def _assert_iid_standard_normal(joint: np.ndarray) -> None:
+    assert np.abs(joint.mean(axis=0)).max() < 0.04
+    assert np.abs(joint.var(axis=0) - 1.0).max() < 0.05
+    corr = np.corrcoef(joint.T) - np.eye(joint.shape[1])
+    assert np.abs(corr).max() < 0.04
+
+
+def test_location_block_keeps_the_independent_normal_prior():
+    # the drawn class locations and the conditional split must give back the model's prior:
+    # centred coefficients N(loc, scale_j^2) and every group effect sd_g * N(0, 1), all
+    # independent (here 3 coefficients and 12 + 36 + 7 effects, one agent with one run)
+    data = _runs_data(["a", "a", "a", "b", "b", "b", "c"])
+    joint = _standard_prior_draws(FormulaModel(RUNS_FORMULA), data, np.array([3 / 7, 1 / 7]))
+    assert joint.shape[1] == 3 + 12 + 36 + 7
+    _assert_iid_standard_normal(joint)
+
+
+def test_location_block_with_more_classes_than_coefficients_keeps_the_prior():
+    # each run its own (harness, date): six classes, three coefficients, one grand task mean
+    # and six run means; the class locations are drawn non-centred (directions only the run
+    # sd reaches), and the prior must still be the iid normal one
+    harness = np.array(["h0", "h1"] * 3)
+    date = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 6.0])
+    n = np.ones((6, 5), int)
+    data = EvalData.from_arrays(n, np.zeros_like(n), systems=[f"r{i}" for i in range(6)],
+                                system_coords={"harness": harness, "date": date,
+                                               "run": [f"r{i}" for i in range(6)]})
+    model = FormulaModel("c | trials(n) ~ harness + date + (1 | task) + (1 | run)")
+    d = model.design(data)
+    observed = np.ones(len(d.X), bool)
+    centre = d.X.mean(axis=0)
+    centre[d.intercept] = 0.0
+    block = model.location_block(d, observed, centre)
+    assert len(block.class_x) == 6 and block.widths == (1, 6)
+    assert not block.spanned  # six classes, three coefficients: drawn non-centred
+    h1 = (harness == "h1").astype(float)
+    joint = _standard_prior_draws(model, data, np.array([h1.mean(), date.mean()]),
+                                  sd_x=np.array([h1.std(), date.std()]))
+    assert joint.shape[1] == 3 + 5 + 6
+    _assert_iid_standard_normal(joint)
+
+
+def test_centred_levels_by_information_against_the_spread():
+    from evalbayes.models.formula._model import centred_levels
+
+    # tasks with the same rate: no spread beyond the binomial noise, nothing centred
+    assert not centred_levels(np.full(6, 20), np.full(6, 10)).any()
+    # rates 1/20 ... 19/20 spread widely: by hand, p = (c + 1/2) / 21, I = 20 p (1 - p),
+    # s^2 = var(logit p) - mean(1 / I) (about 3.3 here); centred where I s^2 >= 1, never
+    # at a level whose trials all fail or all succeed
+    wins = np.array([0, 1, 4, 10, 16, 19, 20])
+    p = (wins + 0.5) / 21
+    info = 20 * p * (1 - p)
+    mixed = (wins > 0) & (wins < 20)
+    logit = np.log(p[mixed] / (1 - p[mixed]))
+    s2 = logit.var(ddof=1) - (1 / info[mixed]).mean()
+    expected = mixed & (info * s2 >= 1)
+    assert expected[1:6].all()
+    np.testing.assert_array_equal(centred_levels(np.full(7, 20), wins), expected)
+
+
+def test_centred_term_with_uninformative_levels_keeps_the_prior():
+    # 20 trials per task: the task term is centred, except tasks whose trials all fail or all
+    # succeed (non-centred); the effects are still iid sd * N(0, 1), independent of beta
+    n = np.full((4, 6), 5)
+    c = np.array([[0, 5, 2, 1, 0, 3]] * 4)
+    c[:, 3] = [0, 1, 0, 0]
+    data = EvalData.from_arrays(n, c, system_coords={"harness": ["h0", "h1"] * 2})
+    model = FormulaModel("c | trials(n) ~ harness + (1 | task)")
+    inputs = model.inputs(data)
+    # informative tasks t2, t3, t5 (centred) first, then t0, t1, t4: each task's position
+    assert inputs.shape_key[-1] == (0, 3)
+    np.testing.assert_array_equal(inputs.values["location_order_0"], [3, 4, 0, 1, 5, 2])
+    _assert_iid_standard_normal(_standard_prior_draws(model, data, np.array([0.5])))

@@ -72,6 +72,117 @@ def _term_var(i: int) -> str:
     return f"u_{i}"
 
 
+#: Most classes of cells (distinct rows of the common design) whose locations are drawn
+#: jointly (:meth:`FormulaModel.location_block`); beyond it one class holds every cell.
+MAX_LOCATION_CLASSES = 64
+
+
+@dataclass(frozen=True)
+class LocationBlock:
+    """The identified locations of a formula's cells (:meth:`FormulaModel.location_block`).
+
+    ``class_x`` (class, coef): each class's row of the centred common design; ``terms``: the
+    intercept-only group terms, each with ``entry`` (its levels' index into its means) and
+    ``counts`` (levels per mean); ``columns`` (class, mean): 1 where a mean enters a class's
+    location. ``matrix`` = ``[class_x | columns]`` maps the coefficients and the means to
+    the class locations.
+    """
+
+    class_x: np.ndarray
+    terms: tuple[int, ...]
+    entry: tuple[np.ndarray, ...]
+    counts: tuple[np.ndarray, ...]
+    columns: np.ndarray
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return np.concatenate([self.class_x, self.columns], axis=1)
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        """Means per term."""
+        return tuple(len(c) for c in self.counts)
+
+    @property
+    def spanned(self) -> bool:
+        """Whether the coefficients alone move every class location (``class_x`` of full
+        row rank): then no direction of the locations has a prior variance set by the group
+        sds alone, and :meth:`FormulaModel.build` draws them centred; else non-centred."""
+        return bool(np.linalg.matrix_rank(self.class_x) == len(self.class_x))
+
+
+def _location_terms(d: FormulaDesign, observed: np.ndarray) -> tuple[int, ...]:
+    """Intercept-only group terms (``(1 | g)``, more than one level)."""
+    return tuple(i for i, t in enumerate(d.terms)
+                 if len(t.columns) == 1 and np.all(t.expr[observed] == 1.0)
+                 and len(t.levels) > 1)
+
+
+def _block(d: FormulaDesign, terms: tuple[int, ...], class_x: np.ndarray,
+           cls: np.ndarray) -> LocationBlock:
+    """A :class:`LocationBlock` with grid rows in classes ``cls``: a term nested in the
+    classes gets one mean per class it has levels in, any other one grand mean."""
+    n_class = len(class_x)
+    entries, counts, columns = [], [], []
+    for i in terms:
+        t = d.terms[i]
+        pairs = np.unique(np.stack([t.level, cls]), axis=1)
+        if n_class > 1 and pairs.shape[1] == len(np.unique(t.level)):
+            level_class = np.zeros(len(t.levels), np.int64)
+            level_class[pairs[0]] = pairs[1]
+            present = np.unique(level_class)
+            entry = np.searchsorted(present, level_class)
+            col = np.zeros((n_class, len(present)))
+            col[present, np.arange(len(present))] = 1.0
+        else:
+            entry = np.zeros(len(t.levels), np.int64)
+            col = np.ones((n_class, 1))
+        entries.append(entry)
+        counts.append(np.bincount(entry, minlength=col.shape[1]).astype(float))
+        columns.append(col)
+    return LocationBlock(class_x=np.asarray(class_x, float), terms=tuple(terms),
+                         entry=tuple(entries), counts=tuple(counts),
+                         columns=np.concatenate(columns, axis=1))
+
+
+def centred_levels(trials: np.ndarray, wins: np.ndarray) -> np.ndarray:
+    """Which levels of a group term to centre: those the data inform more than the prior.
+
+    A level's effect is centred when its likelihood precision exceeds the prior precision of
+    the effects, ``I_j s^2 >= 1`` (M. Betancourt and M. Girolami, "Hamiltonian Monte Carlo
+    for hierarchical models", 2015, arXiv 1312.0906: the centred form pays where the data
+    dominate, the non-centred one where the prior does; O. Papaspiliopoulos, G. O. Roberts
+    and M. Skold, *Statistical Science* 22, 2007, 59-73). ``I_j = n_j p_j (1 - p_j)``,
+    ``p_j = (c_j + 1/2) / (n_j + 1)``, is the binomial information about the level's logit;
+    ``s^2 = max(0, var_j(logit p_j) - mean_j(1 / I_j))`` the method-of-moments spread of the
+    effects over the levels whose trials neither all fail nor all succeed (those carry one
+    bound only and are never centred). Where the levels barely differ (``s^2`` near 0, the
+    posterior of the sd reaches zero) no level is centred: a centred term would sit in a
+    funnel with its sd.
+
+    Parameters
+    ----------
+    trials, wins : numpy.ndarray
+        Trials and successes per level.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, per level: centre it.
+    """
+    trials = np.asarray(trials, float)
+    wins = np.asarray(wins, float)
+    mixed = (wins > 0) & (wins < trials)
+    if mixed.sum() < 2:
+        return np.zeros(len(trials), bool)
+    p = (wins[mixed] + 0.5) / (trials[mixed] + 1.0)
+    info = trials[mixed] * p * (1.0 - p)
+    spread = max(0.0, float(np.var(np.log(p / (1.0 - p)), ddof=1) - np.mean(1.0 / info)))
+    out = np.zeros(len(trials), bool)
+    out[np.flatnonzero(mixed)] = info * spread >= 1.0
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class FormulaPosterior(Posterior):
     """Posterior of a :class:`FormulaModel` fit: :meth:`effects` and notes in the summary."""
@@ -269,15 +380,46 @@ class FormulaModel(Model):
         return self.sigma_task_prior if kind == "task" else self.sigma_prior
 
     def location_split(self, d: FormulaDesign, observed: np.ndarray) -> int | None:
-        """The group term whose mean the sampler draws jointly with the intercept: of the
-        intercept-only terms (``(1 | g)``), the one whose mean has the widest prior,
-        ``prior_scale^2 / levels``; None without an intercept."""
+        """The intercept-only group term (``(1 | g)``) whose mean has the widest prior,
+        ``prior_scale^2 / levels``: the one whose deviations are centred where its levels
+        carry many trials (:meth:`location_block`); None without an intercept."""
         if d.intercept is None:
             return None
         ones = [(self.term_prior(t.kind, t.name) ** 2 / len(t.levels), i)
-                for i, t in enumerate(d.terms)
-                if len(t.columns) == 1 and np.all(t.expr[observed] == 1.0) and len(t.levels) > 1]
+                for i, t in enumerate(d.terms) if i in _location_terms(d, observed)]
         return max(ones)[1] if ones else None
+
+    def location_block(self, d: FormulaDesign, observed: np.ndarray,
+                       centre: np.ndarray) -> LocationBlock | None:
+        """The locations the data identify, and how each group term's mean enters them.
+
+        Cells are sorted into classes by their row of the common design ``X`` (for
+        ``agent + ...``: one class per agent). An intercept-only term ``(1 | g)`` whose every
+        level lies in one class (nested: ``(1 | agent:task)``, ``(1 | run)``) contributes one
+        mean per class; any other (``(1 | task)``, crossing the classes) its grand mean. The
+        class location ``l_c = x_c beta + sum_g m_g[c]`` is what the counts of a class pin
+        down; :meth:`build` draws it and, given it, the split into coefficients and means from
+        their conditional prior. With more than :data:`MAX_LOCATION_CLASSES` classes, or
+        classes the coefficients and means cannot move independently (a rank-deficient map),
+        one class holds every cell (the intercept and the grand means). None when no term is
+        intercept-only.
+        """
+        terms = _location_terms(d, observed)
+        if not terms:
+            return None
+        Xc = d.X - centre
+        if d.X.shape[1]:
+            rows, cls = np.unique(d.X, axis=0, return_inverse=True)
+            class_x = rows - centre
+        else:
+            class_x, cls = np.zeros((1, 0)), np.zeros(len(d.X), np.int64)
+        cls = np.asarray(cls).ravel()
+        block = _block(d, terms, class_x, cls)
+        if (len(class_x) > MAX_LOCATION_CLASSES
+                or np.linalg.matrix_rank(block.matrix) < len(class_x)):
+            block = _block(d, terms, Xc[observed].mean(axis=0, keepdims=True),
+                           np.zeros(len(d.X), np.int64))
+        return block
 
     # ------------------------------------------------------------------ template hooks
     def inputs(self, data: EvalData) -> ModelInputs:
@@ -311,29 +453,83 @@ class FormulaModel(Model):
         for i, term in enumerate(d.terms):
             values[f"cell_level_{i}"] = term.level[padded]
             values[f"cell_expr_{i}"] = term.expr[padded]
+        block = self.location_block(d, observed, centre)
         split = self.location_split(d, observed)
         # that term's deviations centred where its levels carry many trials (as the factorial
-        # model's "auto": Papaspiliopoulos, Roberts and Skold 2007), non-centred below
-        centered = split is not None and float(n.sum()) / len(d.terms[split].levels) >= 10.0
+        # model's "auto": Papaspiliopoulos, Roberts and Skold 2007), non-centred below; only
+        # a term with one (grand) mean in the location block
+        centered: tuple[int, int] | None = None  # (term, informative levels)
+        if (split is not None and block is not None
+                and block.widths[block.terms.index(split)] == 1
+                and float(n.sum()) / len(d.terms[split].levels) >= 10.0):
+            # per level, by its data: centred where the level's trials pin its effect down
+            # more tightly than the effects spread (:func:`centred_levels`), else non-centred
+            term = d.terms[split]
+            level = term.level[rows]
+            trials = np.bincount(level, n[s_idx, t_idx], len(term.levels))
+            wins = np.bincount(level, c[s_idx, t_idx], len(term.levels))
+            informative = centred_levels(trials, wins)
+            # the levels reordered informative first, and back
+            order = np.concatenate([np.flatnonzero(informative), np.flatnonzero(~informative)])
+            values[f"location_order_{split}"] = np.argsort(order)
+            centered = (split, int(informative.sum()))
+        block_key = None
+        if block is not None:
+            values["location_x"] = block.class_x
+            values["location_columns"] = block.columns
+            for i, entry, counts in zip(block.terms, block.entry, block.counts, strict=True):
+                if len(counts) > 1:  # a mean per class (one grand mean needs no index)
+                    values[f"location_entry_{i}"] = entry
+                values[f"location_count_{i}"] = counts
+            block_key = (len(block.class_x), block.terms, block.widths, block.spanned)
         shape_key = (size, X.shape[1], intercept,
                      tuple((len(t.levels), len(t.columns), self.term_prior(t.kind, t.name))
-                           for t in d.terms), split, centered)
+                           for t in d.terms), block_key, centered)
         return ModelInputs(values, shape_key)
 
     def build(self, inputs: ModelInputs) -> Any:
-        """The PyMC model: centred common design, non-centred group effects, binomial; the
-        intercept and the mean of one intercept-only group term (:meth:`location_split`) are
-        drawn as their sum and a split independent of it a priori."""
+        """The PyMC model: centred common design, non-centred group effects, binomial.
+
+        The coefficients and the means of the intercept-only group terms enter the likelihood
+        (nearly) only through the class locations ``l = A theta`` (:meth:`location_block`;
+        ``theta`` = coefficients and means, prior ``N(mu, Sigma)`` with ``Sigma`` diagonal:
+        ``coef_scale^2`` and ``sd_g^2 / levels`` per mean). The sampler draws ``l ~ N(A mu,
+        A Sigma A')`` (or ``l = A mu + L z``, ``L L' = A Sigma A'``, ``z ~ N(0, I)``, see
+        below) and, given it, ``theta = mu
+        + v + Sigma A' (A Sigma A')^{-1} (l - A (mu + v))`` with ``v ~ N(0, Sigma)``: a draw
+        of the conditional prior (Matheron's rule; Y. Hoffman and E. Ribak, "Constrained
+        realizations of Gaussian fields", *ApJ* 380, 1991, L5), so ``theta ~ N(mu, Sigma)``
+        exactly, and the directions the data do not identify (an agent's coefficient against
+        the mean of its agent-by-task effects, the intercept against the mean task effect)
+        are independent of the likelihood. Each term's effects are its means plus deviations
+        that sum to zero within a class (a term's iid normal effects split into their mean
+        and the rest: the same prior).
+
+        Where the coefficients alone move every class location (:attr:`LocationBlock.spanned`:
+        ``agent + ...``, one class per agent) every direction of ``l`` has their fixed prior
+        variance, and ``l`` is drawn centred (``l ~ N(A mu, A Sigma A')``), which the data of
+        a class pin down. Where there are more classes than the coefficients move (each run
+        its own class in a ``harness * date`` design) some directions of ``l`` have prior sd
+        set by the group sds alone, a funnel where the classes carry few trials (M.
+        Betancourt and M. Girolami, "Hamiltonian Monte Carlo for hierarchical models", 2015,
+        arXiv 1312.0906): there ``l`` is non-centred, ``z`` sampled.
+        """
         import pymc as pm
         import pytensor.tensor as pt
 
-        size, n_coef, intercept, term_shapes, split, centered = inputs.shape_key
+        size, n_coef, intercept, term_shapes, block_key, centered = inputs.shape_key
+        n_levels_of = [shape[0] for shape in term_shapes]
         v = inputs.values
         coords: dict[str, Any] = {"cell": np.arange(size), "coef": np.arange(n_coef),
                                   "term": np.arange(len(term_shapes))}
         for i, (n_levels, n_cols, _) in enumerate(term_shapes):
             coords[f"level_{i}"] = np.arange(n_levels)
             coords[f"column_{i}"] = np.arange(n_cols)
+        if block_key is not None:
+            n_class, block_terms, widths, spanned = block_key
+            coords["location_class"] = np.arange(n_class)
+            coords["location_mean"] = np.arange(sum(widths))
+            coords["location_param"] = np.arange(n_coef + sum(widths))
         with pm.Model(coords=coords) as model:
             X = pm.Data("X", v["X"], dims=("cell", "coef"))
             centre = pm.Data("centre", v["centre"], dims="coef")
@@ -345,22 +541,45 @@ class FormulaModel(Model):
                 loc[intercept] = self.intercept_prior[0]
             sds = [pm.HalfNormal(f"sd_{i}", prior) for i, (_, _, prior) in
                    enumerate(term_shapes)]
-            beta_z = pm.Normal("beta_z", 0.0, 1.0, dims="coef")
-            beta_c = loc + scale * beta_z  # coefficients of the centred design
-            split_mean = None
-            if split is not None:
-                # iid N(0, sd) effects = their mean + zero-sum deviations (the same prior); the
-                # likelihood sees that mean only through its sum with the intercept, so the
-                # sampler draws the sum and, given it, the split from its conditional prior
-                # (as the factorial model does): no ridge along the shared location.
-                var_level = self.intercept_prior[1] ** 2
-                var_mean = sds[split] ** 2 / term_shapes[split][0]
-                total = var_level + var_mean
-                shift = pm.Normal("location_z", 0.0, 1.0) * pt.sqrt(total)
-                split_mean = shift * var_mean / total + pm.Normal("split_z", 0.0, 1.0) * pt.sqrt(
-                    var_level * var_mean / total)
-                beta_c = pt.set_subtensor(beta_c[intercept],
-                                          self.intercept_prior[0] + shift - split_mean)
+            means: dict[int, Any] = {}
+            if block_key is None:
+                beta_c = loc + scale * pm.Normal("beta_z", 0.0, 1.0, dims="coef")
+            else:
+                class_x = pm.Data("location_x", v["location_x"], dims=("location_class", "coef"))
+                columns = pm.Data("location_columns", v["location_columns"],
+                                  dims=("location_class", "location_mean"))
+                counts = {i: pm.Data(f"location_count_{i}", v[f"location_count_{i}"])
+                          for i in block_terms}
+                var = pt.concatenate([scale ** 2] + [sds[i] ** 2 / counts[i]
+                                                     for i in block_terms])
+                mu = pt.concatenate([pt.as_tensor(loc), pt.zeros(sum(widths))])
+                A = pt.concatenate([class_x, columns], axis=1)
+                cov = (A * var[None, :]) @ A.T
+                if spanned:
+                    # every direction of l has the coefficients' fixed prior variance: the
+                    # data pin the locations down, centred
+                    located = pm.MvNormal("location", mu=A @ mu, cov=cov,
+                                          dims="location_class")
+                    prior = mu + pt.sqrt(var) * pm.Normal("location_split_z", 0.0, 1.0,
+                                                          dims="location_param")
+                    theta = prior + var * (A.T @ pt.linalg.solve(cov, located - A @ prior,
+                                                                 assume_a="pos"))
+                else:
+                    # more classes than the coefficients move: in the other directions l's
+                    # prior sd is the group sds' alone, a funnel if centred; l = A mu + chol z
+                    chol = pt.linalg.cholesky(cov)
+                    z_loc = pm.Normal("location_z", 0.0, 1.0, dims="location_class")
+                    v_split = pt.sqrt(var) * pm.Normal("location_split_z", 0.0, 1.0,
+                                                       dims="location_param")
+                    # Sigma A' (A Sigma A')^-1 (l - A (mu + v)) with l - A mu = chol z
+                    gap = z_loc - pt.linalg.solve_triangular(chol, A @ v_split, lower=True)
+                    theta = mu + v_split + var * (
+                        A.T @ pt.linalg.solve_triangular(chol.T, gap, lower=False))
+                beta_c = theta[:n_coef]
+                start = n_coef
+                for i, width in zip(block_terms, widths, strict=True):
+                    means[i] = theta[start:start + width]
+                    start += width
             eta = X @ beta_c
             if intercept is not None:
                 # the stored intercept is that of the uncentred design
@@ -372,15 +591,40 @@ class FormulaModel(Model):
             for i, sd in enumerate(sds):
                 level = pm.Data(f"cell_level_{i}", v[f"cell_level_{i}"], dims="cell")
                 expr = pm.Data(f"cell_expr_{i}", v[f"cell_expr_{i}"], dims=("cell", f"column_{i}"))
-                if i == split and centered:
-                    dev = pm.ZeroSumNormal(f"dev_{i}", sd, dims=f"level_{i}")
-                    effect = (split_mean + dev)[:, None]
-                elif i == split:
-                    dev = pm.ZeroSumNormal(f"z_{i}", 1.0, dims=f"level_{i}")
-                    effect = (split_mean + sd * dev)[:, None]
-                else:
+                if i not in means:
                     effect = sd * pm.Normal(f"z_{i}", 0.0, 1.0,
                                             dims=(f"level_{i}", f"column_{i}"))
+                elif widths[block_terms.index(i)] == 1:
+                    # one grand mean: iid N(0, sd) = the mean + zero-sum deviations
+                    if centered is not None and i == centered[0]:
+                        # iid N(0, sd) effects w: over the k informative levels, their mean
+                        # a = sd / sqrt(k) N(0, 1) (non-centred) plus centred zero-sum
+                        # deviations ~ ZeroSumNormal(sd); sd * N(0, 1) at the levels whose
+                        # trials all fail or all succeed; less the mean of w (the term's mean
+                        # is in the location block)
+                        k = centered[1]
+                        parts = []
+                        if k:
+                            a = sd / np.sqrt(k) * pm.Normal(f"mean_z_{i}", 0.0, 1.0)
+                            parts.append(a + pm.ZeroSumNormal(f"dev_{i}", sd, shape=k)
+                                         if k > 1 else a[None])
+                        if k < n_levels_of[i]:
+                            parts.append(sd * pm.Normal(f"z_{i}", 0.0, 1.0,
+                                                        shape=n_levels_of[i] - k))
+                        w = pt.concatenate(parts)[pm.Data(f"location_order_{i}",
+                                                          v[f"location_order_{i}"])]
+                        dev = w - w.mean()
+                    else:
+                        dev = sd * pm.ZeroSumNormal(f"z_{i}", 1.0, dims=f"level_{i}")
+                    effect = (means[i][0] + dev)[:, None]
+                else:
+                    # one mean per class: deviations that sum to zero within each class
+                    entry = pm.Data(f"location_entry_{i}", v[f"location_entry_{i}"],
+                                    dims=f"level_{i}")
+                    z = pm.Normal(f"z_{i}", 0.0, 1.0, dims=f"level_{i}")
+                    sums = pt.inc_subtensor(pt.zeros(means[i].shape[0])[entry], z)
+                    dev = z - (sums / counts[i])[entry]
+                    effect = (means[i][entry] + sd * dev)[:, None]
                 u = pm.Deterministic(_term_var(i), effect, dims=(f"level_{i}", f"column_{i}"))
                 eta = eta + (expr * u[level]).sum(axis=-1)
             if sds:
