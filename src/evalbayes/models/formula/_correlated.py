@@ -36,7 +36,6 @@ import numpy as np
 from evalbayes.models.formula._design import FormulaDesign
 
 __all__ = [
-    "CENTRED_TRIALS",
     "correlated_effects",
     "correlated_key",
     "cross_variance",
@@ -44,10 +43,6 @@ __all__ = [
     "pair_labels",
     "pairs",
 ]
-
-#: Trials per level from which a block's deviations are sampled centred (as the ``(1 | g)``
-#: term whose mean is split off, :meth:`FormulaModel.inputs`).
-CENTRED_TRIALS = 10.0
 
 
 def pairs(blocks: tuple[tuple[int, ...], ...]) -> list[tuple[int, int, int, int, int]]:
@@ -63,29 +58,23 @@ def pair_labels(d: FormulaDesign) -> list[str]:
     return [f"{d.terms[ta].name}, {d.terms[tb].name}" for _, _, _, ta, tb in pairs(d.blocks)]
 
 
-def correlated_key(d: FormulaDesign, n: np.ndarray) -> tuple[tuple[tuple[int, ...], bool], ...]:
-    """Each block's terms and whether its deviations are sampled centred: the grid's trials
-    ``n`` (system, task) per level of its factor reach :data:`CENTRED_TRIALS`."""
-    trials = float(np.asarray(n).sum())
-    return tuple((members, trials / len(d.terms[members[0]].levels) >= CENTRED_TRIALS)
-                 for members in d.blocks)
+def correlated_key(d: FormulaDesign) -> tuple[tuple[int, ...], ...]:
+    """Each block's terms (what :meth:`FormulaModel.build` needs of the blocks)."""
+    return tuple(d.blocks)
 
 
-def correlated_effects(blocks: tuple[tuple[tuple[int, ...], bool], ...], sds: list[Any],
+def correlated_effects(blocks: tuple[tuple[int, ...], ...], sds: list[Any],
                        n_levels: list[int], eta: float) -> dict[int, Any]:
     """Inside a ``pm.Model``: each block's effects ``(level, 1)`` per term index and the
     Deterministic ``corr`` (dim ``corr_pair``, :func:`pairs`); ``blocks`` from
     :func:`correlated_key`, ``sds`` the terms' sd variables, ``n_levels`` their level counts.
 
-    Few trials per level: ``b = Z (diag(sd) L)'``, ``Z ~ N(0, 1)`` (non-centred). Many: the
-    effects split into their mean over the ``J`` levels and the deviations from it, which
-    for iid normal rows are independent: ``b = 1 m' + (D - 1 mean(D)')`` with the rows of
-    ``D`` iid ``MvNormal(0, Sigma)`` (centred, sampled as they are) and ``m = C w / sqrt(J)``,
-    ``w ~ N(0, I)``, ``C = diag(sd) L`` (non-centred): the same prior, rows iid
-    ``MvNormal(0, Sigma)``, with the mean (which trades off against the intercept) apart from
-    the deviations the data pin down (O. Papaspiliopoulos, G. O. Roberts and M. Skold, "A
-    general framework for the parametrization of hierarchical models", *Statistical Science*
-    22, 2007, 59-73).
+    The ``J`` rows ``b_l`` of a block, iid ``MvNormal(0, Sigma)``, are drawn as their mean
+    and the deviations from it, which for iid normal rows are independent: ``b = 1 m' + (D
+    - 1 mean(D)')``, ``m = C w / sqrt(J)``, ``D = Z C'``, ``C = diag(sd) L``, ``w, Z ~ N(0,
+    1)`` (non-centred; the same prior). The mean, which trades off against the common
+    coefficients, is then one vector ``w`` instead of a direction of every level's ``Z``
+    (the split of the ``(1 | g)`` terms' means, :meth:`FormulaModel.location_block`).
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -93,22 +82,17 @@ def correlated_effects(blocks: tuple[tuple[tuple[int, ...], bool], ...], sds: li
     model = pm.modelcontext(None)
     effects: dict[int, Any] = {}
     corrs = []
-    for j, (members, centred) in enumerate(blocks):
+    for j, members in enumerate(blocks):
         p = len(members)
         level_dim, column_dim = f"level_{members[0]}", f"block_column_{j}"
         model.add_coord(column_dim, np.arange(p))
         chol = pm.LKJCorr(f"corr_chol_{j}", n=p, eta=eta)
         sd = pt.stack([sds[i] for i in members])
         cov_chol = sd[:, None] * chol  # diag(sd) L
-        if centred:
-            n_level = n_levels[members[0]]
-            dev = pm.MvNormal(f"corr_dev_{j}", mu=pt.zeros(p), chol=cov_chol,
-                              dims=(level_dim, column_dim))
-            w = pm.Normal(f"corr_mean_z_{j}", 0.0, 1.0, dims=column_dim)
-            b = (cov_chol @ w / np.sqrt(n_level))[None, :] + dev - dev.mean(axis=0)
-        else:
-            z = pm.Normal(f"corr_z_{j}", 0.0, 1.0, dims=(level_dim, column_dim))
-            b = z @ cov_chol.T
+        z = pm.Normal(f"corr_z_{j}", 0.0, 1.0, dims=(level_dim, column_dim))
+        w = pm.Normal(f"corr_mean_z_{j}", 0.0, 1.0, dims=column_dim)
+        b = (cov_chol @ w / np.sqrt(n_levels[members[0]]))[None, :] + (
+            (z - z.mean(axis=0)) @ cov_chol.T)
         for a, i in enumerate(members):
             assert n_levels[i] == n_levels[members[0]]
             effects[i] = b[:, a:a + 1]

@@ -9,6 +9,8 @@ For each (system, task) cell with ``c`` successes of ``n`` trials::
                     coordinate), HalfNormal(sigma_prior) otherwise (``sd_priors`` overrides)
     beta_0        ~ N(intercept_prior)        (the intercept at the covariates' mean)
     beta_j        ~ N(0, coef_prior / sd(x_j))
+    (u_a, u_b)[l] ~ MvNormal(0, diag(sd) R diag(sd)),  R ~ LKJ(lkj_eta): the terms of one
+                    correlated ``(1 + x | g)`` (:mod:`._correlated`)
 
 ``X`` and the ``Z_g`` come from the formula's right-hand side in lme4 / brms / bambi notation
 (``harness + date + (1 | task) + (1 | run)``) over the variables ``system``, ``task`` and every
@@ -453,7 +455,7 @@ class FormulaModel(Model):
             block_key = (len(block.class_x), block.terms, block.widths)
         shape_key = (size, X.shape[1], intercept,
                      tuple((len(t.levels), len(t.columns), self.term_prior(t.kind, t.name))
-                           for t in d.terms), block_key, correlated_key(d, n), centered)
+                           for t in d.terms), block_key, correlated_key(d), centered)
         return ModelInputs(values, shape_key)
 
     def build(self, inputs: ModelInputs) -> Any:
