@@ -7,6 +7,9 @@ group-specific term ``expr | factor`` a level index per cell and the values of `
 (``lme4`` notation; D. Bates et al., "Fitting linear mixed-effects models using lme4", *Journal
 of Statistical Software* 67, 2015). Every cell of the grid gets a row (observed or not), so the
 rates of unobserved cells come from the same design; the likelihood keeps the observed ones.
+formulae splits ``(1 + x | g)`` into the terms ``1|g`` and ``x|g``; the terms one such
+parenthesis wrote are kept together as a correlated block (``FormulaDesign.blocks``), as in
+lme4 and brms, unless it is written ``(1 + x || g)``.
 
 The variables a formula can name are ``system``, ``task`` and every system and task
 coordinate of the data (readers' metadata and trial-table columns): string coordinates are
@@ -65,7 +68,8 @@ class GroupTerm:
 
     ``level`` (row,) is each row's level of the factor (``levels`` names them), ``expr`` (row,
     columns) the values of the term's expression (ones for ``1 | factor``); the term adds
-    ``sum_j expr[r, j] u[level[r], j]`` to row ``r``'s logit, ``u ~ N(0, sd^2)`` independently.
+    ``sum_j expr[r, j] u[level[r], j]`` to row ``r``'s logit, ``u ~ N(0, sd^2)`` independently
+    (jointly normal with the other terms of its block, :attr:`FormulaDesign.blocks`).
     """
 
     name: str
