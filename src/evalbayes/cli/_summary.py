@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
         effects = getattr(posterior, "effects", None)
         if effects is not None:  # a formula fit: its coefficients and group sds
             emit(effects(ci_prob=args.ci_prob), output, None,
-                 title="effects (logit scale; sd rows: spread of each group term)")
+                 title="effects (logit scale; sd rows: spread of each group term; correlation "
+                       "rows: of the terms of one (1 + x | g))")
         print(f"diagnostics: {_diagnostics_line(posterior)}")
     return code
 

@@ -28,7 +28,7 @@ def formula_section(ctx: ReportContext) -> Section | None:
     rows = [
         [str(r["kind"]), str(r["name"]), str(r["term_kind"]) or "-", fmt(r["mean"]),
          fmt_interval(r["lower"], r["upper"]),
-         "-" if r["kind"] != "coefficient" else f"{r['p_positive']:.3f}"]
+         "-" if r["kind"] == "sd" else f"{r['p_positive']:.3f}"]
         for _, r in table.iterrows()
     ]  # fmt: skip
     formula = str(getattr(posterior.model, "formula", ""))
@@ -39,9 +39,10 @@ def formula_section(ctx: ReportContext) -> Section | None:
             ["kind", "name", "term kind", "posterior mean", ci, "P(> 0)"],
             rows,
             caption="Common coefficients (logit scale; categorical levels against the first "
-            "level) and the sd of each group term (its spread on the logit scale; term kind: "
+            "level), the sd of each group term (its spread on the logit scale; term kind: "
             "task = drawn anew for tasks like these, noise = drawn anew in both estimands, "
-            "system = conditioned on in both)",
+            "system = conditioned on in both) and the correlation of the terms of one "
+            "(1 + x | g)",
             numeric=[False, False, False, True, True, True],
         ),
         paragraph("Levels of a system variable (two harnesses, two agents) are compared with ",

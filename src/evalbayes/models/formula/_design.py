@@ -7,6 +7,9 @@ group-specific term ``expr | factor`` a level index per cell and the values of `
 (``lme4`` notation; D. Bates et al., "Fitting linear mixed-effects models using lme4", *Journal
 of Statistical Software* 67, 2015). Every cell of the grid gets a row (observed or not), so the
 rates of unobserved cells come from the same design; the likelihood keeps the observed ones.
+formulae splits ``(1 + x | g)`` into the terms ``1|g`` and ``x|g``; the terms one such
+parenthesis wrote are kept together as a correlated block (``FormulaDesign.blocks``), as in
+lme4 and brms, unless it is written ``(1 + x || g)``.
 
 The variables a formula can name are ``system``, ``task`` and every system and task
 coordinate of the data (readers' metadata and trial-table columns): string coordinates are
@@ -24,7 +27,7 @@ import pandas as pd
 
 from evalbayes.data import EvalData
 
-__all__ = ["TERM_KINDS", "FormulaDesign", "GroupTerm", "design", "split_formula"]
+__all__ = ["TERM_KINDS", "FormulaDesign", "GroupTerm", "design", "group_blocks", "split_formula"]
 
 #: How a group-specific term enters the two estimands (by its grouping factor): ``"task"``
 #: (the factor involves the task or a task coordinate: conditioned on for "tasks", drawn anew
@@ -65,7 +68,8 @@ class GroupTerm:
 
     ``level`` (row,) is each row's level of the factor (``levels`` names them), ``expr`` (row,
     columns) the values of the term's expression (ones for ``1 | factor``); the term adds
-    ``sum_j expr[r, j] u[level[r], j]`` to row ``r``'s logit, ``u ~ N(0, sd^2)`` independently.
+    ``sum_j expr[r, j] u[level[r], j]`` to row ``r``'s logit, ``u ~ N(0, sd^2)`` independently
+    (jointly normal with the other terms of its block, :attr:`FormulaDesign.blocks`).
     """
 
     name: str
@@ -88,6 +92,10 @@ class FormulaDesign:
     terms: tuple[GroupTerm, ...]
     n_systems: int
     n_tasks: int
+    #: Correlated blocks: the indices (into ``terms``) of the terms one ``(1 + x | g)`` wrote,
+    #: two or more, each of one numeric column; their effects of a level are jointly normal
+    #: with an LKJ correlation (:mod:`._correlated`).
+    blocks: tuple[tuple[int, ...], ...] = ()
 
     def rows(self, s_idx: Any, t_idx: Any) -> np.ndarray:
         """Grid rows of cells ``(s_idx, t_idx)``."""
@@ -145,6 +153,97 @@ def _kind(factor: tuple[str, ...], task_vars: set[str], noise: tuple[str, ...]) 
     return "system"
 
 
+@dataclass(frozen=True)
+class GroupBlock:
+    """One parenthesised group term ``(expr | factor)`` of a right-hand side as written:
+    ``text`` (with its parentheses), ``expr`` and ``factor``; ``independent`` for lme4's
+    ``(expr || factor)``."""
+
+    text: str
+    expr: str
+    factor: str
+    independent: bool
+
+
+def group_blocks(rhs: str) -> list[GroupBlock]:
+    """The parenthesised group terms of ``rhs`` (outermost parentheses whose content has a
+    ``|`` outside any inner parentheses), in order.
+
+    ``(x - 1 | g)`` (lme4's slope without intercept) is read as ``(0 + x | g)`` and
+    ``(expr || g)`` as independent effects, spellings formulae itself does not parse.
+    """
+    blocks, depth, start = [], 0, 0
+    for i, ch in enumerate(rhs):
+        if ch == "(":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                inner = rhs[start + 1:i]
+                bar = _top_level_bar(inner)
+                if bar is not None:
+                    double = inner[bar + 1:bar + 2] == "|"
+                    expr = inner[:bar].strip()
+                    factor = inner[bar + (2 if double else 1):].strip()
+                    no_intercept = re.search(r"(?<=\S)\s*-\s*1(?![\w.])", expr)
+                    if no_intercept:
+                        rest = expr[:no_intercept.start()] + expr[no_intercept.end():]
+                        expr = f"0 + {rest.strip()}"
+                    blocks.append(GroupBlock(rhs[start:i + 1], expr, factor, double))
+    return blocks
+
+
+def _top_level_bar(inner: str) -> int | None:
+    depth = 0
+    for i, ch in enumerate(inner):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "|" and depth == 0:
+            return i
+    return None
+
+
+def _normalised(rhs: str, blocks: list[GroupBlock]) -> str:
+    """``rhs`` with each group term written as formulae reads it (``(expr|factor)``)."""
+    for block in blocks:
+        rhs = rhs.replace(block.text, f"({block.expr}|{block.factor})", 1)
+    return rhs
+
+
+def _correlated_blocks(formula: str, blocks: list[GroupBlock],
+                       terms: list[GroupTerm]) -> tuple[tuple[int, ...], ...]:
+    """Indices of the terms each correlated group term wrote (two or more terms; lme4 /
+    brms: ``(1 + x | g)`` correlates the intercept and the slope, ``(x || g)`` does not)."""
+    from formulae import model_description
+
+    index = {t.name: i for i, t in enumerate(terms)}
+    seen: dict[str, str] = {}
+    out = []
+    for block in blocks:
+        names = [str(t.name) for t in
+                 model_description(f"({block.expr}|{block.factor})").group_terms]
+        for name in names:
+            if name in seen:
+                raise ValueError(
+                    f"formula {formula!r}: the group term {name!r} is written twice "
+                    f"({seen[name]} and {block.text}); write each effect once")
+            seen[name] = block.text
+        if block.independent or len(names) < 2:
+            continue
+        members = tuple(index[name] for name in names)
+        for i in members:
+            if len(terms[i].columns) != 1:
+                raise ValueError(
+                    f"formula {formula!r}: term {terms[i].name!r} of {block.text} has "
+                    f"{len(terms[i].columns)} columns ({', '.join(terms[i].columns)}); "
+                    "correlated effects take numeric covariates (one column each). Write "
+                    f"({block.expr} || {block.factor}) for independent effects")
+        out.append(members)
+    return tuple(out)
+
+
 def _evaluate(_rhs: str, _frame: pd.DataFrame) -> Any:
     """``formulae.design_matrices`` called from a frame whose only names are these two (the
     formula's functions are looked up in the caller's frame) and NumPy as ``np``."""
@@ -165,9 +264,10 @@ def design(data: EvalData, formula: str, noise: tuple[str, ...] = ("run",)) -> F
     rhs = split_formula(formula)
     frame = grid_frame(data)
     known = set(frame.columns)
+    blocks = group_blocks(rhs)
     try:
-        dm = _evaluate(rhs, frame)
-    except (ParseError, ScanError) as err:
+        dm = _evaluate(_normalised(rhs, blocks), frame)
+    except (ParseError, ScanError, TypeError) as err:
         raise ValueError(f"formula {formula!r}: {err}") from None
     except (KeyError, NameError) as err:
         raise ValueError(
@@ -202,7 +302,8 @@ def design(data: EvalData, formula: str, noise: tuple[str, ...] = ("run",)) -> F
         terms.append(GroupTerm(name=name, kind=_kind(factor, task_vars, noise), factor=factor,
                                levels=levels, columns=tuple(labels), level=level, expr=expr))
     return FormulaDesign(rhs=rhs, X=X, coefs=coefs, terms=tuple(terms),
-                         n_systems=data.shape[0], n_tasks=data.shape[1])
+                         n_systems=data.shape[0], n_tasks=data.shape[1],
+                         blocks=_correlated_blocks(formula, blocks, terms))
 
 
 def coef_scales(design: FormulaDesign, observed: np.ndarray, scale: float) -> np.ndarray:

@@ -9,6 +9,8 @@ For each (system, task) cell with ``c`` successes of ``n`` trials::
                     coordinate), HalfNormal(sigma_prior) otherwise (``sd_priors`` overrides)
     beta_0        ~ N(intercept_prior)        (the intercept at the covariates' mean)
     beta_j        ~ N(0, coef_prior / sd(x_j))
+    (u_a, u_b)[l] ~ MvNormal(0, diag(sd) R diag(sd)),  R ~ LKJ(lkj_eta): the terms of one
+                    correlated ``(1 + x | g)`` (:mod:`._correlated`)
 
 ``X`` and the ``Z_g`` come from the formula's right-hand side in lme4 / brms / bambi notation
 (``harness + date + (1 | task) + (1 | run)``) over the variables ``system``, ``task`` and every
@@ -50,6 +52,14 @@ from scipy.special import expit, log_expit
 from evalbayes.data import EvalData
 from evalbayes.models._base import Model, ModelInputs, binomial_log_choose
 from evalbayes.models._quadrature import normal_rate_curve
+from evalbayes.models.formula._correlated import (
+    correlated_effects,
+    correlated_key,
+    cross_variance,
+    noise_block_effects,
+    pair_labels,
+    pairs,
+)
 from evalbayes.models.formula._design import (
     TERM_KINDS,
     FormulaDesign,
@@ -112,10 +122,11 @@ class LocationBlock:
 
 
 def _location_terms(d: FormulaDesign, observed: np.ndarray) -> tuple[int, ...]:
-    """Intercept-only group terms (``(1 | g)``, more than one level)."""
+    """Intercept-only group terms (``(1 | g)``, more than one level; not the intercept of a
+    correlated ``(1 + x | g)``)."""
     return tuple(i for i, t in enumerate(d.terms)
                  if len(t.columns) == 1 and np.all(t.expr[observed] == 1.0)
-                 and len(t.levels) > 1)
+                 and len(t.levels) > 1 and not any(i in b for b in d.blocks))
 
 
 def _block(d: FormulaDesign, terms: tuple[int, ...], class_x: np.ndarray,
@@ -281,15 +292,19 @@ class FormulaModel(Model):
     sigma_prior, sigma_task_prior : float
         HalfNormal scales of the group sds (task-grouped terms take ``sigma_task_prior``).
     sd_priors : tuple of (str, float)
-        Per-term HalfNormal scales, by term name as formulae writes it (``"1|system:task"``);
-        given as a dict in specs and configs.
+        Per-term HalfNormal scales, by term name as formulae writes it (``"1|system:task"``,
+        ``"x|g"`` for the slope of ``(1 + x | g)``); given as a dict in specs and configs.
+    lkj_eta : float
+        LKJ shape of the correlation matrix of a correlated term ``(1 + x | g)`` (default 2:
+        one correlation of two columns ~ 2 Beta(2, 2) - 1; :mod:`._correlated`).
 
     Notes
     -----
     The population integral over the task-grouped and noise terms is the split-off trapezoid
-    rule of :func:`~evalbayes.models._quadrature.normal_rate_curve` (error < 1e-7). Group
-    effects of one term are independent normals with one sd (no correlation between a varying
-    intercept and slope); bambi was not used because it requires ``pymc < 6`` (bambi 0.17.2).
+    rule of :func:`~evalbayes.models._quadrature.normal_rate_curve` (error < 1e-7). The
+    intercept and slopes of one ``(1 + x | g)`` are correlated (lme4 / brms; ``(x || g)``
+    keeps them independent), each with its own sd; bambi was not used because it requires
+    ``pymc < 6`` (bambi 0.17.2).
     """
 
     name: ClassVar[str] = "formula"
@@ -302,6 +317,7 @@ class FormulaModel(Model):
     sigma_prior: float = 1.0
     sigma_task_prior: float = 2.0
     sd_priors: tuple[tuple[str, float], ...] = ()
+    lkj_eta: float = 2.0
 
     def __post_init__(self) -> None:
         split_formula(self.formula)
@@ -315,7 +331,7 @@ class FormulaModel(Model):
         object.__setattr__(self, "sd_priors", priors)
         if len(self.intercept_prior) != 2 or not self.intercept_prior[1] > 0:
             raise ValueError(f"intercept_prior must be (mean, sd > 0), got {self.intercept_prior}")
-        for label in ("coef_prior", "sigma_prior", "sigma_task_prior"):
+        for label in ("coef_prior", "sigma_prior", "sigma_task_prior", "lkj_eta"):
             value = getattr(self, label)
             if not (np.isfinite(value) and value > 0):
                 raise ValueError(f"{label} must be a positive number, got {value!r}")
@@ -484,7 +500,7 @@ class FormulaModel(Model):
             block_key = (len(block.class_x), block.terms, block.widths, block.spanned)
         shape_key = (size, X.shape[1], intercept,
                      tuple((len(t.levels), len(t.columns), self.term_prior(t.kind, t.name))
-                           for t in d.terms), block_key, centered)
+                           for t in d.terms), block_key, correlated_key(d), centered)
         return ModelInputs(values, shape_key)
 
     def build(self, inputs: ModelInputs) -> Any:
@@ -517,7 +533,7 @@ class FormulaModel(Model):
         import pymc as pm
         import pytensor.tensor as pt
 
-        size, n_coef, intercept, term_shapes, block_key, centered = inputs.shape_key
+        size, n_coef, intercept, term_shapes, block_key, blocks, centered = inputs.shape_key
         n_levels_of = [shape[0] for shape in term_shapes]
         v = inputs.values
         coords: dict[str, Any] = {"cell": np.arange(size), "coef": np.arange(n_coef),
@@ -588,10 +604,14 @@ class FormulaModel(Model):
                     beta_c[intercept], beta_c[intercept] - shift_c), dims="coef")
             else:
                 pm.Deterministic("beta", beta_c, dims="coef")
+            # correlated terms, (1 + x | g): each block's effects jointly (._correlated)
+            correlated = correlated_effects(blocks, sds, n_levels_of, self.lkj_eta)
             for i, sd in enumerate(sds):
                 level = pm.Data(f"cell_level_{i}", v[f"cell_level_{i}"], dims="cell")
                 expr = pm.Data(f"cell_expr_{i}", v[f"cell_expr_{i}"], dims=("cell", f"column_{i}"))
-                if i not in means:
+                if i in correlated:
+                    effect = correlated[i]
+                elif i not in means:
                     effect = sd * pm.Normal(f"z_{i}", 0.0, 1.0,
                                             dims=(f"level_{i}", f"column_{i}"))
                 elif widths[block_terms.index(i)] == 1:
@@ -633,10 +653,11 @@ class FormulaModel(Model):
         return model
 
     def posterior_vars(self, data: EvalData) -> list[str]:
-        """``beta`` (coef), ``sd`` (term) and each term's effects ``u_i``."""
+        """``beta`` (coef), ``sd`` (term), each term's effects ``u_i`` and the correlations
+        ``corr`` (corr_pair) of correlated terms."""
         d = self.design(data)
         return ["beta"] + (["sd"] + [_term_var(i) for i in range(len(d.terms))]
-                           if d.terms else [])
+                           if d.terms else []) + (["corr"] if d.blocks else [])
 
     def sample(self, data: EvalData, sampler: Any) -> dict[str, xr.Dataset]:
         """The template's sampling, with the coefficient, term and level names as coords."""
@@ -654,6 +675,8 @@ class FormulaModel(Model):
         for i, t in enumerate(d.terms):
             coords[f"level_{i}"] = list(t.levels)
             coords[f"column_{i}"] = list(t.columns)
+        if d.blocks:
+            coords["corr_pair"] = pair_labels(d)
         return posterior.assign_coords({k: v for k, v in coords.items()
                                         if (v[0] if isinstance(v, tuple) else k)
                                         in posterior.dims})
@@ -682,13 +705,16 @@ class FormulaModel(Model):
         eta = self._eta(posterior, d, rows, ("system", "task"))
         post = posterior.transpose("chain", "draw", ...)
         chains, draws = post.sizes["chain"], post.sizes["draw"]
+        in_blocks = {i for b in d.blocks for i in b}
         for i, t in enumerate(d.terms):
-            if t.kind == "noise":
+            if t.kind == "noise" and i not in in_blocks:
                 rng = np.random.default_rng([int(seed), 23, i])
                 sd = post["sd"].values[:, :, i]
                 u = sd[:, :, None, None] * rng.standard_normal(
                     (chains, draws, len(t.levels), len(t.columns)))
                 eta += np.einsum("cdrj,rj->cdr", u[:, :, t.level[rows]], t.expr[rows])
+        if d.blocks:  # correlated noise terms, drawn jointly (._correlated)
+            eta += noise_block_effects(post["sd"].values, post["corr"].values, d, rows, seed)
         return expit(eta.reshape(chains, draws, n_sys, len(t_idx)))
 
     def population_curve(
@@ -722,6 +748,8 @@ class FormulaModel(Model):
             for i, t in enumerate(d.terms):
                 if t.kind in ("task", "noise"):
                     var += sd[:, :, i, None] ** 2 * (t.expr[unique_rows] ** 2).sum(axis=1)
+            if d.blocks:  # x' Sigma x of correlated terms: their covariances (._correlated)
+                var += cross_variance(sd, post["corr"].values, d, unique_rows, ("task", "noise"))
             curve = normal_rate_curve(centre, np.sqrt(var), k, metric)  # (c, d, U, k)
             out[:, :, s] = np.einsum("cduk,u->cdk", curve, counts / counts.sum())
         return out
@@ -760,10 +788,12 @@ class FormulaModel(Model):
 def effects(posterior: Any, ci_prob: float = 0.95) -> pd.DataFrame:
     """Each common coefficient and group sd of a formula fit, with its interval.
 
-    Rows: ``kind`` ("coefficient" on the logit scale, or "sd" of a group term: its spread on
-    the logit scale), ``name``, ``term_kind`` (for sds: "task", "system" or "noise", as the
-    estimands treat it), ``mean``, ``sd``, ``lower``, ``upper`` (central ``ci_prob`` interval)
-    and ``p_positive`` (posterior probability that the coefficient is > 0; NaN for sds).
+    Rows: ``kind`` ("coefficient" on the logit scale, "sd" of a group term: its spread on
+    the logit scale, or "correlation" of two terms of one ``(1 + x | g)``, named ``"1|g,
+    x|g"``), ``name``, ``term_kind`` (for sds and correlations: "task", "system" or "noise", as
+    the estimands treat it), ``mean``, ``sd``, ``lower``, ``upper`` (central ``ci_prob``
+    interval) and ``p_positive`` (posterior probability that the coefficient or correlation
+    is > 0; NaN for sds).
     """
     model = posterior.model
     if not isinstance(model, FormulaModel):
@@ -777,7 +807,7 @@ def effects(posterior: Any, ci_prob: float = 0.95) -> pd.DataFrame:
                      "mean": float(draws.mean()), "sd": float(draws.std(ddof=1)),
                      "lower": float(np.quantile(draws, tail)),
                      "upper": float(np.quantile(draws, 1.0 - tail)),
-                     "p_positive": float((draws > 0).mean()) if kind == "coefficient"
+                     "p_positive": float((draws > 0).mean()) if kind != "sd"
                      else float("nan")})
 
     for coef in post["coef"].values:
@@ -786,6 +816,9 @@ def effects(posterior: Any, ci_prob: float = 0.95) -> pd.DataFrame:
         d = model.design(posterior.data)
         for i, t in enumerate(d.terms):
             row("sd", t.name, t.kind, post["sd"].values[..., i].ravel())
+        for k, (label, (_, _, _, ta, _)) in enumerate(zip(pair_labels(d), pairs(d.blocks),
+                                                          strict=True)):
+            row("correlation", label, d.terms[ta].kind, post["corr"].values[..., k].ravel())
     table = pd.DataFrame(rows)
     table.attrs["ci_prob"] = float(ci_prob)
     return table
