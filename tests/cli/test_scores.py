@@ -59,7 +59,7 @@ def test_fit_of_a_graded_model_refuses_the_readers_threshold(ratings, tmp_path, 
                         "--max-score", "10", "--threshold", "5", "-o",
                         str(tmp_path / "fit.nc")], capsys)
     assert code == 2
-    assert "--threshold turns scores into pass/fail counts" in err
+    assert "--threshold turns scores into pass/fail counts for the c-of-n models" in err
     assert not (tmp_path / "fit.nc").exists()
 
 

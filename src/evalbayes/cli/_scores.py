@@ -97,11 +97,9 @@ def run_scores(args: argparse.Namespace, settings: dict[str, Any],
     from evalbayes.cli._output import check_output_path, emit
     from evalbayes.cli._sampler import sampler_options
 
-    if getattr(args, "reader_threshold", None) is not None:
-        raise CLIError("--threshold turns scores into pass/fail counts (scores >= T count as "
-                       "successes) for the c-of-n models; a graded model fits the scores "
-                       "themselves: drop it (P(score >= t) at chosen t: summary or compare "
-                       "of the fit with --threshold)")
+    if getattr(args, "reader_threshold", None) is not None:  # the readers' success rule
+        raise CLIError("--threshold turns scores into pass/fail counts for the c-of-n models; "
+                       "a graded model fits the scores: drop it (P(score >= t): summary)")
     try:
         data = read_score_data(args)
     except ValueError as err:
