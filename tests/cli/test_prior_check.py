@@ -91,3 +91,47 @@ def test_one_threshold_is_the_log_readers_success_rule(capsys):
     assert reader == flag
     code, _, err = run([*base, "--threshold", "2", "--reader-threshold", "2"], capsys)
     assert code == 2 and "give one" in err
+
+
+# ----------------------------------------------------------------------- every registered model
+DESIGNS = Path(__file__).resolve().parents[1] / "fixtures" / "designs"
+TINY = ["dataset:tinyagent", "--where", "experiment=sec17.1"]
+#: The command-line inputs of each registered model's prior check (the design models read
+#: their design tables, the formula model its formula, the graded models a score table).
+EVERY_MODEL = {
+    "rate-grid": [*TINY, "--model", "rate-grid"],
+    "beta-binomial": [*TINY, "--model", "beta-binomial"],
+    "irt-1pl": [*TINY, "--model", "irt-1pl"],
+    "irt-2pl": [*TINY, "--model", "irt-2pl"],
+    "irt-3pl": [*TINY, "--model", "irt-3pl"],
+    "factorial": [str(DESIGNS / "factorial_counts.csv"), "--factors",
+                  str(DESIGNS / "factors.csv")],
+    "training-seeds": [str(DESIGNS / "seeds_counts.csv"), "--recipes",
+                       str(DESIGNS / "recipes.csv")],
+    "judge-error": [str(DESIGNS / "judge_counts.csv"), "--gold", str(DESIGNS / "judge_gold.csv")],
+    "formula": [*TINY, "--formula", "c | trials(n) ~ system + (1 | task)"],
+    "ordinal": [str(RATINGS), "--model", "ordinal", "--score", "rating", "--max-score", "10"],
+    "partial-credit": ["CREDIT", "--model", "partial-credit", "--score", "credit"],
+}
+
+
+def test_every_registered_model_is_listed():
+    from evalbayes.models import REGISTRY
+
+    assert sorted(EVERY_MODEL) == sorted(entry.name for entry in REGISTRY)
+
+
+@pytest.mark.parametrize("name", sorted(EVERY_MODEL))
+def test_prior_check_of_every_registered_model(name, capsys, tmp_path):
+    credit = tmp_path / "credit.csv"  # partial credit in (0, 1): the ratings rescaled
+    frame = pd.read_csv(RATINGS)
+    frame.assign(credit=(frame["rating"] + 0.5) / 11).to_csv(credit, index=False)
+    inputs = [str(credit) if item == "CREDIT" else item for item in EVERY_MODEL[name]]
+    code, out, err = run(["prior-check", *inputs, "--draws", "200", "--seed", "1",
+                          "--format", "csv"], capsys)
+    assert code == 0, err
+    table = pd.read_csv(io.StringIO(out))
+    assert len(table) > 0 and table.notna().any().all()
+    quantiles = table.filter(regex=r"^q\d")
+    assert ((quantiles >= 0).all().all() and (quantiles <= 1).all().all()) or name in (
+        "ordinal", "partial-credit")  # a graded model's mean score is on the score's scale

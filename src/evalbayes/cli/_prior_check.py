@@ -27,6 +27,7 @@ from evalbayes.cli._common import (
     output_format,
     read_data,
 )
+from evalbayes.cli._designs import add_design_args, apply_designs, design_model
 from evalbayes.cli._fit import make_model, read_spec
 from evalbayes.cli._output import check_output_path, emit
 from evalbayes.cli._sampler import model_help
@@ -53,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--draws", type=positive_int, default=2000,
                         help="prior draws (default 2000)")
     add_seed_arg(parser, 0)
+    add_design_args(parser)  # the design models' inputs and --formula, as in fit
     add_score_args(parser)
 
 
@@ -66,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
                            "gives P(score >= t): use --threshold T ...")
         return prior_check_scores(args, settings, output)
     reader_threshold(args)
+    implied = design_model(args, args.model or settings.get("model"))
+    if args.model is None and "model" not in settings:
+        args.model = implied
     try:
         data = read_data(args)
     except CLIError as err:
@@ -75,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
                        "rule; P(score >= t) needs a graded-score model: --model ordinal | "
                        "partial-credit)") from None
     model = make_model(args, settings, data)
+    data = apply_designs(args, data, model)
     check = model.prior_predictive(data, k=ks(args.k, (1, 8)), draws=args.draws,
                                    seed=args.seed)
     emit(check.to_frame(), output, args.output, title=check.title())
