@@ -170,15 +170,21 @@ def _runs_data(agents: list[str], n_tasks: int = 12) -> EvalData:
 RUNS_FORMULA = "c | trials(n) ~ agent + (1 | task) + (1 | agent:task) + (1 | run)"
 
 
+
+def _location_block(model: FormulaModel, data: EvalData):
+    """The design and the location block of every cell observed, as :meth:`inputs` centres
+    the design (observed columns' means, the intercept left at 0)."""
+    d = model.design(data)
+    centre = d.X.mean(axis=0)
+    centre[d.intercept] = 0.0
+    return d, model.location_block(d, np.ones(len(d.X), bool), centre)
+
+
 def test_location_block_gives_nested_terms_a_mean_per_agent():
     agents = ["a", "a", "a", "b", "b", "b", "c"]  # "c" ran once
     data = _runs_data(agents)
     model = FormulaModel(RUNS_FORMULA)
-    d = model.design(data)
-    observed = np.ones(len(d.X), bool)
-    centre = d.X.mean(axis=0)
-    centre[d.intercept] = 0.0
-    block = model.location_block(d, observed, centre)
+    d, block = _location_block(model, data)
     assert [d.terms[i].name for i in block.terms] == ["1|task", "1|agent:task", "1|run"]
     # one class per agent: its row of the centred design (Intercept, agent[b], agent[c])
     rows = {"a": [1, 0, 0], "b": [1, 1, 0], "c": [1, 0, 1]}
@@ -209,17 +215,13 @@ def test_location_block_falls_back_to_one_class_when_classes_are_not_identified(
     data = EvalData.from_arrays(n, np.zeros_like(n), system_coords={
         "harness": ["h0", "h1"] * 3, "date": [0.0, 1.0, 2.0, 3.0, 4.0, 6.0]})
     model = FormulaModel("c | trials(n) ~ harness + date + (1 | task)")
-    d = model.design(data)
-    observed = np.ones(len(d.X), bool)
-    centre = d.X.mean(axis=0)
-    centre[d.intercept] = 0.0
-    block = model.location_block(d, observed, centre)
+    d, block = _location_block(model, data)
     np.testing.assert_allclose(block.class_x, [[1.0, 0.0, 0.0]], atol=1e-12)
     assert block.widths == (1,) and block.columns.tolist() == [[1.0]]
     # a formula with no intercept-only term has no block
     slope = FormulaModel("c | trials(n) ~ harness + (0 + date | task)")
     d = slope.design(data)
-    assert slope.location_block(d, observed, np.zeros(d.X.shape[1])) is None
+    assert slope.location_block(d, np.ones(len(d.X), bool), np.zeros(d.X.shape[1])) is None
 
 
 def _standard_prior_draws(model: FormulaModel, data: EvalData, share: np.ndarray,
@@ -268,11 +270,7 @@ def test_location_block_with_more_classes_than_coefficients_keeps_the_prior():
                                 system_coords={"harness": harness, "date": date,
                                                "run": [f"r{i}" for i in range(6)]})
     model = FormulaModel("c | trials(n) ~ harness + date + (1 | task) + (1 | run)")
-    d = model.design(data)
-    observed = np.ones(len(d.X), bool)
-    centre = d.X.mean(axis=0)
-    centre[d.intercept] = 0.0
-    block = model.location_block(d, observed, centre)
+    _, block = _location_block(model, data)
     assert len(block.class_x) == 6 and block.widths == (1, 6)
     assert not block.spanned  # six classes, three coefficients: drawn non-centred
     h1 = (harness == "h1").astype(float)
