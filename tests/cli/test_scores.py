@@ -59,8 +59,12 @@ def test_fit_of_a_graded_model_refuses_the_readers_threshold(ratings, tmp_path, 
                         "--max-score", "10", "--threshold", "5", "-o",
                         str(tmp_path / "fit.nc")], capsys)
     assert code == 2
-    assert "--threshold turns scores into pass/fail counts for the c-of-n models" in err
+    assert "success rule (scores >= T count as successes)" in err
+    assert "a graded model fits the scores" in err
     assert not (tmp_path / "fit.nc").exists()
+    code, _, err = run(["prior-check", str(ratings), "--model", "ordinal", "--score", "rating",
+                        "--max-score", "10", "--reader-threshold", "5"], capsys)
+    assert code == 2 and "a graded model fits the scores" in err
 
 
 @pytest.mark.slow

@@ -41,8 +41,11 @@ def is_score_model(name: str | None) -> bool:
 
 
 def read_score_data(args: argparse.Namespace) -> Any:
-    """The scores of ``args.data`` (one CSV table, or inspect_ai logs)."""
+    """Scores of ``args.data`` (a table or inspect_ai logs); the readers' rule is refused."""
     from evalbayes.io import read_scores, scores_from_inspect
+    if getattr(args, "reader_threshold", None) is not None:
+        raise CLIError("the log readers' success rule (scores >= T count as successes) makes "
+                       "pass/fail counts for the c-of-n models; a graded model fits the scores")
 
     sources = list(args.data)
     fmt = getattr(args, "input_format", None)
@@ -97,9 +100,6 @@ def run_scores(args: argparse.Namespace, settings: dict[str, Any],
     from evalbayes.cli._output import check_output_path, emit
     from evalbayes.cli._sampler import sampler_options
 
-    if getattr(args, "reader_threshold", None) is not None:  # the readers' success rule
-        raise CLIError("--threshold turns scores into pass/fail counts for the c-of-n models; "
-                       "a graded model fits the scores: drop it (P(score >= t): summary)")
     try:
         data = read_score_data(args)
     except ValueError as err:
