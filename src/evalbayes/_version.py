@@ -1,8 +1,8 @@
-"""Package version (single source: pyproject.toml via importlib.metadata)."""
+"""Package version: the single source (``pyproject.toml`` reads it as a dynamic attribute).
 
-from importlib.metadata import PackageNotFoundError, version
+A literal, not ``importlib.metadata.version``: that import costs ~0.05-0.1 s on the path of
+every command that reads a fit (``benchmarks/speed/results/import_floor_2026-12-07.txt``), and a
+source tree run without installation reports the same version as an installed one.
+"""
 
-try:
-    __version__ = version("evalbayes")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
+__version__ = "0.1.0"
