@@ -81,10 +81,44 @@ def test_fast_commands_never_import_pymc(argv, tmp_path):
     assert module in loaded and "evalbayes.cli._fit" not in loaded
 
 
+def test_reading_a_fit_imports_no_scipy():
+    """Issue 26: the modules that load and summarise a fit import no SciPy (each model imports
+    it where a computation needs it), no compiler, sampler or plotting library, and the
+    version is a literal (``importlib.metadata`` costs ~0.05-0.1 s; xarray imports it itself,
+    so it is checked on ``import evalbayes`` alone)."""
+    script = (
+        "import sys\n"
+        "import evalbayes\n"
+        "assert 'importlib.metadata' not in sys.modules\n"
+        "import evalbayes._persist, evalbayes.cli._summary, evalbayes.cli._compare\n"
+        "import evalbayes.cli._pass_at_k, evalbayes.cli._output\n"
+        "heavy = ('scipy', 'numba', 'pymc', 'pytensor', 'arviz', 'matplotlib', 'statsmodels',\n"
+        "         'formulae')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True)
+    assert ast.literal_eval(result.stdout.strip().splitlines()[-1]) == []
+
+
+def test_version_is_the_single_source():
+    import tomllib
+
+    from evalbayes import __version__
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    attr = project["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "evalbayes._version.__version__"
+    assert __version__.count(".") == 2 and all(p.isdigit() for p in __version__.split("."))
+
+
 def test_module_entry_point_and_version():
     result = subprocess.run([sys.executable, "-m", "evalbayes.cli", "--version"],
                             capture_output=True, text=True, check=True)
-    assert result.stdout.startswith("evalbayes ")
+    from evalbayes import __version__
+
+    assert result.stdout.strip() == f"evalbayes {__version__}"
 
 
 def test_input_errors_exit_2_at_one_place(capsys, tmp_path):

@@ -44,7 +44,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 from evalbayes._core.names import check_count
 
@@ -84,6 +83,8 @@ def g_pass_m(k: int, m: int | None = None, tau: float | None = None) -> int:
 
 def prob_g_pass_at_k(p: ArrayLike, k: int, m: int) -> NDArray[np.float64]:
     """``P(Bin(k, p) >= m) = I_p(m, k - m + 1)`` for known success probabilities ``p``."""
+    from scipy import special  # imported when used (issue 26)
+
     m = g_pass_m(k, m)
     p_arr = np.asarray(p, dtype=np.float64)
     if np.any(~((p_arr >= 0) & (p_arr <= 1))):
@@ -132,6 +133,8 @@ def beta_g_pass_at_k(a: ArrayLike, b: ArrayLike, k: int, m: int) -> NDArray[np.f
     ``sum_{j=m}^{k} C(k, j) B(a + j, b + k - j) / B(a, b)``, each term from ``betaln`` on
     the log scale (no cancellation: the terms are all positive).
     """
+    from scipy import special  # imported when used (issue 26)
+
     m = g_pass_m(k, m)
     a_arr, b_arr = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
     if np.any(~(a_arr > 0)) or np.any(~(b_arr > 0)):
@@ -255,6 +258,8 @@ def prob_maj_at_k(probs: ArrayLike, k: int, reference: int = 0) -> float:
     ``probs`` lists the probability of every distinct answer (summing to 1); ``reference`` is
     the index of the correct one. Ties split uniformly.
     """
+    from scipy import special  # imported when used (issue 26)
+
     k = check_count(k, "k")
     pi = np.asarray(probs, dtype=np.float64)
     if pi.ndim != 1 or pi.size == 0 or np.any(pi < 0) or abs(pi.sum() - 1.0) > 1e-9:

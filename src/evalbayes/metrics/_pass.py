@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import betaln
 
 from evalbayes._core.names import Metric, check_k, check_metric
 
@@ -123,6 +122,8 @@ def _log_beta_ratio(a: np.ndarray, b: np.ndarray, ks: np.ndarray) -> np.ndarray:
                 acc += np.log1p(-a_j / (a_j + b_j + i))
             out[..., j] = acc
         else:
+            from scipy.special import betaln  # imported when used: only for k > 64 (issue 26)
+
             out[..., j] = betaln(a_j, b_j + kj) - betaln(a_j, b_j)
     return out
 

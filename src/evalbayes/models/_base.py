@@ -43,9 +43,6 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import sparse
-from scipy.linalg import solve_triangular
-from scipy.special import gammaln, ndtri
 
 from evalbayes._core.names import (
     CHUNK_NUMBERS,
@@ -221,6 +218,8 @@ def weighted_row_average(
     (``a`` = ``task_scale``), (chain, draw, system, k): the task weights are first summed per
     row (one sparse product), so the cost is draws x (tasks + rows x k), not draws x cells x k.
     """
+    from scipy import sparse  # imported when used (issue 26)
+
     chains, draws, rows, n_k = values.shape
     n_sys, n_task = row_of_cell.shape
     s_idx, t_idx = np.nonzero(row_of_cell >= 0)
@@ -353,6 +352,8 @@ def task_normal_scores(cell_values: np.ndarray) -> np.ndarray:
     NaN cells (unobserved) score 0, the scores' mean (van der Waerden scores: B. L. van der
     Waerden, "Order tests for the two-sample problem", *Proc. KNAW* 55, 1952, 453-458).
     A system with one value on every task scores 0 everywhere."""
+    from scipy.special import ndtri  # imported when used (issue 26)
+
     scores = np.zeros(cell_values.shape)
     for s, row in enumerate(cell_values):
         seen = ~np.isnan(row)
@@ -385,6 +386,8 @@ def posterior_correlated_normals(scores: np.ndarray, chains: int, draws: int,
     Deterministic given ``seed`` (stream ``[seed, 23]``); the same seed gives the same
     ``B`` and ``e`` for any ``scores`` of one shape.
     """
+    from scipy.linalg import solve_triangular  # imported when used (issue 26)
+
     lam = check_nonnegative(prior_tasks, "prior_tasks")
     if lam == 0.0:
         raise ValueError("prior_tasks must be > 0 (the copula's prior scale)")
@@ -1118,5 +1121,7 @@ def observed_cells(data: EvalData) -> tuple[dict[str, np.ndarray], int]:
 
 def binomial_log_choose(n: np.ndarray, c: np.ndarray) -> np.ndarray:
     """``log C(n, c)`` for arrays of counts (the constant of a Binomial log pmf)."""
+    from scipy.special import gammaln  # imported when used (issue 26)
+
     return gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
 

@@ -47,7 +47,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import expit, ndtr, roots_jacobi
 
 __all__ = [
     "NodeSet",
@@ -105,6 +104,8 @@ def beta_nodes(alpha: float, beta: float, size: int = JACOBI_NODES) -> NodeSet:
     ``roots_jacobi(n, beta - 1, alpha - 1)`` integrates against ``(1 - x)^(beta - 1)
     (1 + x)^(alpha - 1)`` on [-1, 1]; ``g = (1 + x) / 2`` turns that into the Beta density.
     """
+    from scipy.special import roots_jacobi  # imported when used (issue 26)
+
     if alpha <= 0 or beta <= 0:
         raise ValueError(f"Beta parameters must be positive, got ({alpha}, {beta})")
     x, w = roots_jacobi(size, beta - 1.0, alpha - 1.0)
@@ -129,6 +130,8 @@ def logistic_normal_mean(
 
     The rule of the module docstring; ``ks`` becomes the last axis of the result.
     """
+    from scipy.special import expit, ndtr  # imported when used (issue 26)
+
     c, v, g = np.broadcast_arrays(
         np.asarray(c, float), np.asarray(v, float), np.asarray(g, float)
     )

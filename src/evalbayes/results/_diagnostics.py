@@ -32,8 +32,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import fft
-from scipy.special import ndtri
 
 from evalbayes._core.ranks import average_ranks
 from evalbayes._core.rendering import Rendered, frame_text, jsonable
@@ -145,6 +143,8 @@ def _split(values: np.ndarray) -> np.ndarray:
 
 def _z_scale(values: np.ndarray) -> np.ndarray:
     """Normal scores of the average ranks over each column's chains and draws (Blom)."""
+    from scipy.special import ndtri  # imported when used (issue 26)
+
     cols, chains, draws = values.shape
     size = chains * draws
     flat = values.reshape(cols, size)
@@ -215,6 +215,8 @@ def rhat_ess(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _ess(values: np.ndarray) -> np.ndarray:
     """Geyer's initial monotone sequence ESS of (column, chain, draw), combined over chains
     (module docstring)."""
+    from scipy import fft  # imported when used (issue 26)
+
     cols, chains, n = values.shape
     out = np.full(cols, float(chains * n))
     spread = values.reshape(cols, -1).max(axis=1) - values.reshape(cols, -1).min(axis=1)

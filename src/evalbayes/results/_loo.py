@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy.special import logsumexp, softmax
 
 if TYPE_CHECKING:  # pragma: no cover
     from evalbayes.results._posterior import Posterior
@@ -46,6 +45,8 @@ def stacking_weights(elpd_pointwise: np.ndarray) -> np.ndarray:
         (Yao et al. 2018, eq. 4); the objective is concave in ``w``, solved by BFGS on the
         softmax parameterisation ``w = softmax(z)``, ``z_0 = 0``.
     """
+    from scipy.special import logsumexp, softmax  # imported when used (issue 26)
+
     lp = np.asarray(elpd_pointwise, dtype=np.float64)
     if lp.ndim != 2 or lp.shape[1] < 1 or lp.shape[0] < 1:
         raise ValueError(f"elpd_pointwise must have shape (cells, models), got {lp.shape}")

@@ -66,7 +66,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.special import betaln, expit, log_expit
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -121,6 +120,8 @@ def _large_cells(
     ``log kappa = 16`` the Binomial limit ``c log mu + (n - c) log(1 - mu)`` is used instead
     (the limit as kappa -> infinity; the prior of ``log kappa`` puts no mass there).
     """
+    from scipy.special import betaln, expit  # imported when used (issue 26)
+
     a = np.exp(y) * expit(x)
     b = np.exp(y) * expit(-x)
     limit = y > LARGE_CELL_LOG_KAPPA_LIMIT
@@ -154,6 +155,8 @@ def log_density(
     log_kappa_prior : (m, s)
         Normal prior of ``log kappa``.
     """
+    from scipy.special import expit, log_expit  # imported when used (issue 26)
+
     x, y = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float))
     n = np.asarray(n, np.int64)
     c = np.asarray(c, np.int64)
@@ -496,6 +499,8 @@ def grid_draws(
     dict
         ``mu_logit``, ``log_kappa``, ``mu``, ``kappa``, each ``(chain, draw, system)``.
     """
+    from scipy.special import expit  # imported when used (issue 26)
+
     if draws < 1 or chains < 1:
         raise ValueError(f"draws and chains must be >= 1, got {draws}, {chains}")
     system = np.asarray(system, np.int64)

@@ -67,7 +67,6 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 import xarray as xr
-from scipy.special import betaln, expit
 
 from evalbayes._core.names import (
     SAMPLER_DEFAULTS,
@@ -473,6 +472,8 @@ class BetaBinomialModel(Model):
     # ------------------------------------------------------------------ derived
     def _ab(self, posterior: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
         """Beta parameters ``(mu kappa, (1 - mu) kappa)`` per draw, from logit(mu)."""
+        from scipy.special import expit  # imported when used (issue 26)
+
         x = posterior["mu_logit"].transpose("chain", "draw", "system").values
         kappa = posterior["kappa"].transpose("chain", "draw", "system").values
         return kappa * expit(x), kappa * expit(-x)
@@ -607,6 +608,8 @@ class BetaBinomialModel(Model):
         ``pooling="partial"``: the collapsed Beta-Binomial pmf (the predictive density of a
         cell's count given the hyperparameters); otherwise the Binomial pmf of the drawn p.
         """
+        from scipy.special import betaln  # imported when used (issue 26)
+
         n, c = data.n.values[s_idx, t_idx], data.c.values[s_idx, t_idx]
         log_choose = binomial_log_choose(n, c)
         if self.pooling == "partial":

@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import xarray as xr
-from scipy.special import expit
 
 from evalbayes.io._scores import ScoreData
 from evalbayes.models._base import ModelInputs
@@ -121,6 +120,8 @@ class OrdinalModel(ScoreModel):
     # --------------------------------------------------------------- quantities
     def exceedance_draws(self, posterior: xr.Dataset, data: ScoreData, thresholds: np.ndarray,
                          estimand: str) -> np.ndarray:
+        from scipy.special import expit  # imported when used (issue 26)
+
         cut = posterior["cutpoints"].transpose("chain", "draw", ...).values
         chosen = cut[..., thresholds.astype(int) - 1]  # (C, D, threshold)
 
@@ -131,6 +132,8 @@ class OrdinalModel(ScoreModel):
         return _linear.average(posterior, estimand, f, len(thresholds))
 
     def mean_draws(self, posterior: xr.Dataset, data: ScoreData, estimand: str) -> np.ndarray:
+        from scipy.special import expit  # imported when used (issue 26)
+
         cut = posterior["cutpoints"].transpose("chain", "draw", ...).values
 
         def f(x: np.ndarray, block: slice) -> np.ndarray:

@@ -28,7 +28,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import xarray as xr
-from scipy.special import betainc, expit
 
 from evalbayes.io._scores import ScoreData
 from evalbayes.models._base import ModelInputs
@@ -183,6 +182,8 @@ class PartialCreditModel(ScoreModel):
 
     def exceedance_draws(self, posterior: xr.Dataset, data: ScoreData, thresholds: np.ndarray,
                          estimand: str) -> np.ndarray:
+        from scipy.special import betainc, expit  # imported when used (issue 26)
+
         alpha = posterior["intercept"].transpose("chain", "draw").values
         phi = posterior["precision"].transpose("chain", "draw").values
         inner = thresholds < 1
@@ -200,6 +201,8 @@ class PartialCreditModel(ScoreModel):
         return one[..., None] + interior[..., None] * beta_part
 
     def mean_draws(self, posterior: xr.Dataset, data: ScoreData, estimand: str) -> np.ndarray:
+        from scipy.special import expit  # imported when used (issue 26)
+
         alpha = posterior["intercept"].transpose("chain", "draw").values
 
         def f(x: np.ndarray, block: slice) -> np.ndarray:

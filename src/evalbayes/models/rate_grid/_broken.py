@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
 from evalbayes.models._base import task_chunks
 
@@ -86,6 +85,8 @@ def broken_probability_draws(
 ) -> np.ndarray:
     """``P(task broken | parameters, data)`` per draw, (chain, draw, task); 0 for any task with
     a success (Rao-Blackwellised: its mean over draws is the posterior probability)."""
+    from scipy.special import expit  # imported when used (issue 26)
+
     all_zero = all_zero_tasks(n, c)
     chains, draws = pi0.shape
     out = np.zeros((chains, draws, n.shape[1]))
