@@ -237,6 +237,11 @@ def _hide_bad_rhat(tree):
     tree["convergence"] = xr.DataTree(stats.assign(kappa=stats["kappa"] * 0 + 1.0))
 
 
+def _shift_saved_curve(tree):
+    curves = tree["curves"].to_dataset()
+    tree["curves"] = xr.DataTree(curves.assign(curve_0=curves["curve_0"] * 0.5))
+
+
 def _rename_task(tree):
     observed = tree["observed_data"].to_dataset()
     tasks = [str(t) for t in observed["task"].values]
@@ -253,6 +258,7 @@ def _rename_task(tree):
         ("stats", _flip_divergences, "'sample_stats' group changed"),
         ("coords", _rename_task, "'observed_data' group changed"),
         ("convergence", _hide_bad_rhat, "'convergence' group changed"),
+        ("curves", _shift_saved_curve, "'curves' group changed"),
     ],
 )
 def test_load_refuses_edited_fits_naming_what_changed(tmp_path, tinyagent_fit, name, edit, what):
