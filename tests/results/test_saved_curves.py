@@ -87,18 +87,29 @@ def test_a_curves_group_of_the_wrong_shape_is_refused(tmp_path, small_data):
         evalbayes.load(out)
 
 
-def test_a_fit_above_the_size_limit_is_saved_without_them(tmp_path, small_data, monkeypatch):
+@pytest.fixture(autouse=True)
+def _keep_small_fits_curves(monkeypatch):
+    """These fits are small (below the sizes that keep their curves): keep them anyway."""
+    from evalbayes.results import _posterior
+
+    monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", (0, 1e9))
+
+
+@pytest.mark.parametrize("outside", ["above", "below"])
+def test_a_fit_outside_the_sizes_is_saved_without_them(tmp_path, small_data, monkeypatch,
+                                                         outside):
     from evalbayes.results import _posterior
 
     fit = _fit("beta-binomial", small_data)
     sizes = fit.posterior.sizes
     cell_draws = sizes["chain"] * sizes["draw"] * int((small_data.n.values > 0).sum())
-    monkeypatch.setattr(_posterior, "SAVED_CURVES_MAX_CELL_DRAWS", cell_draws - 1)
+    limits = (0, cell_draws - 1) if outside == "above" else (cell_draws + 1, 1e9)
+    monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", limits)
     path = fit.save(tmp_path / "big.nc")
     assert "curves" not in xr.open_datatree(path, engine="h5netcdf").children
     restored = evalbayes.load(path)
     drawn = restored.curves(METRICS, 1, estimand="tasks")  # drawn when asked, same numbers
     np.testing.assert_array_equal(drawn["pass@k"].values,
                                   fit.curves(METRICS, 1, estimand="tasks")["pass@k"].values)
-    monkeypatch.setattr(_posterior, "SAVED_CURVES_MAX_CELL_DRAWS", cell_draws)
+    monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", (cell_draws, cell_draws))
     assert "curves" in xr.open_datatree(fit.save(tmp_path / "at.nc"), engine="h5netcdf").children

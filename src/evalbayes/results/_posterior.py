@@ -73,10 +73,13 @@ SAVED_CURVES_GROUP = "curves"
 #: the attempts whose pass@k and pass^k draws a saved fit keeps, every estimand: what
 #: ``summary`` and ``compare`` show by default, read back instead of drawn again
 SAVED_CURVE_K = (1,)
-#: above this many cell-draws (chains x draws x observed cells) a saved fit does not keep its
-#: curve draws: SWE-bench Verified's 4000 x 61,500 = 2.5e8 takes ~3 CPU-s to draw; a
-#: 1,000 x 2,000 leaderboard's 8e9 would take minutes at save, and is drawn when asked
-SAVED_CURVES_MAX_CELL_DRAWS = 1e9
+#: the sizes (chains x draws x observed cells) of the fits that keep their curve draws: from
+#: Terminal-Bench's 4000 x 1,040 = 4e6 (below, drawing them costs less than loading the
+#: compiled kernel that draws them, 0.3-0.45 s, and a first compile 2.3 CPU-s, which a
+#: TinyAgent fit would pay for nothing), to SWE-bench Verified's 4000 x 61,500 = 2.5e8
+#: (~3 CPU-s to draw) and up to 1e9 (a 1,000 x 2,000 leaderboard's 8e9 would take minutes
+#: at save: drawn when asked)
+SAVED_CURVES_CELL_DRAWS = (1e6, 1e9)
 PPC_MAX_COUNT_BINS = 100  # Posterior.ppc: count bins up to this n, rate bins above
 
 
@@ -807,8 +810,9 @@ class Posterior(Rendered):
         ``compare`` show by default; on SWE-bench Verified the "tasks" draws are 246 million
         Beta variates, seconds per command). They are the numbers :meth:`curves` gives (its
         draws are seeded by the sampler seed), drawn once here and read back by
-        :func:`evalbayes.load`; a fit of more than :data:`SAVED_CURVES_MAX_CELL_DRAWS`
-        chains x draws x observed cells is saved without them (they are drawn when asked).
+        :func:`evalbayes.load`; a fit whose chains x draws x observed cells lie outside
+        :data:`SAVED_CURVES_CELL_DRAWS` is saved without them (they are drawn when asked:
+        cheaply for a small fit, and a leaderboard's would take minutes here).
 
         The file is built in memory, then written to a temporary file beside ``path`` and
         renamed over it (:func:`evalbayes._core.files.atomic_path`): a full disk, a file-size
@@ -823,8 +827,8 @@ class Posterior(Rendered):
         if self.is_mcmc:  # read back by load, so that no command computes them again
             tree[CONVERGENCE_GROUP] = xr.DataTree(self._convergence_dataset())
         sizes = self.posterior.sizes
-        if sizes["chain"] * sizes["draw"] * int((self.data.n.values > 0).sum()) <= \
-                SAVED_CURVES_MAX_CELL_DRAWS:
+        low, high = SAVED_CURVES_CELL_DRAWS
+        if low <= sizes["chain"] * sizes["draw"] * int((self.data.n.values > 0).sum()) <= high:
             tree[SAVED_CURVES_GROUP] = xr.DataTree(self._curves_dataset())
         groups = {name: node.to_dataset() for name, node in tree.children.items()}
         fingerprint = fit_fingerprint(

@@ -261,7 +261,11 @@ def _rename_task(tree):
         ("curves", _shift_saved_curve, "'curves' group changed"),
     ],
 )
-def test_load_refuses_edited_fits_naming_what_changed(tmp_path, tinyagent_fit, name, edit, what):
+def test_load_refuses_edited_fits_naming_what_changed(tmp_path, tinyagent_fit, name, edit, what,
+                                                      monkeypatch):
+    from evalbayes.results import _posterior
+
+    monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", (0, 1e9))  # keep them: small
     untouched = _edit_saved_fit(tinyagent_fit, tmp_path, "same", lambda tree: None)
     evalbayes.load(untouched)  # a plain re-write is not an edit
     tampered = _edit_saved_fit(tinyagent_fit, tmp_path, name, edit)
