@@ -662,7 +662,7 @@ class Posterior(Rendered):
         estimand (attributes ``metric``, ``estimand``), the model's draws without the labels
         that :meth:`curves` adds (they follow from the data)."""
         ks = check_k(SAVED_CURVE_K)
-        out = {}
+        out: dict[str, xr.DataArray] = {}
         for estimand in self.model.estimands():
             drawn = self._memo_curves(METRICS, ks, estimand)
             for metric in METRICS:
@@ -810,9 +810,11 @@ class Posterior(Rendered):
         ``compare`` show by default; on SWE-bench Verified the "tasks" draws are 246 million
         Beta variates, seconds per command). They are the numbers :meth:`curves` gives (its
         draws are seeded by the sampler seed), drawn once here and read back by
-        :func:`evalbayes.load`; a fit whose chains x draws x observed cells lie outside
-        :data:`SAVED_CURVES_CELL_DRAWS` is saved without them (they are drawn when asked:
-        cheaply for a small fit, and a leaderboard's would take minutes here).
+        :func:`evalbayes.load`. Only where the model ``keeps_curves`` (the Beta-Binomial and
+        the rate grid) and the fit's chains x draws x observed cells lie within
+        :data:`SAVED_CURVES_CELL_DRAWS`; other fits are saved without them (they are drawn
+        when asked: cheaply for a small fit; a leaderboard's would take minutes here, and
+        the 2PL's population quadrature longer than its fit).
 
         The file is built in memory, then written to a temporary file beside ``path`` and
         renamed over it (:func:`evalbayes._core.files.atomic_path`): a full disk, a file-size
@@ -828,7 +830,8 @@ class Posterior(Rendered):
             tree[CONVERGENCE_GROUP] = xr.DataTree(self._convergence_dataset())
         sizes = self.posterior.sizes
         low, high = SAVED_CURVES_CELL_DRAWS
-        if low <= sizes["chain"] * sizes["draw"] * int((self.data.n.values > 0).sum()) <= high:
+        cell_draws = sizes["chain"] * sizes["draw"] * int((self.data.n.values > 0).sum())
+        if getattr(self.model, "keeps_curves", False) and low <= cell_draws <= high:
             tree[SAVED_CURVES_GROUP] = xr.DataTree(self._curves_dataset())
         groups = {name: node.to_dataset() for name, node in tree.children.items()}
         fingerprint = fit_fingerprint(
