@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from evalbayes._core.names import METRICS
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig
@@ -25,7 +26,13 @@ from evalbayes.models import model_from_config
 from evalbayes.models.graded import ScoreModel, ScorePosterior
 from evalbayes.models.graded._posterior import SCORE_FIT_FORMAT
 from evalbayes.results._fingerprint import fit_fingerprint, mismatches
-from evalbayes.results._posterior import CONVERGENCE_GROUP, FIT_FORMAT, Posterior
+from evalbayes.results._posterior import (
+    CONVERGENCE_GROUP,
+    FIT_FORMAT,
+    SAVED_CURVE_K,
+    SAVED_CURVES_GROUP,
+    Posterior,
+)
 
 __all__ = ["FORMATS", "load"]
 
@@ -68,12 +75,35 @@ def _count_fit(path: Path, model: Any, sampler: SamplerConfig,
     data = EvalData.from_dataset(groups["observed_data"])
     groups = dict(groups)
     convergence = groups.pop(CONVERGENCE_GROUP, None)  # fingerprinted with the rest
+    curves = groups.pop(SAVED_CURVES_GROUP, None)
     rebuilt = xr.DataTree.from_dict(groups)
     rebuilt.attrs.update(attrs)
     posterior = model.posterior_class(model=model, data=data, sampler=sampler, tree=rebuilt)
     if convergence is not None and posterior.is_mcmc:
         posterior._take_diagnostics({str(k): v.values for k, v in convergence.data_vars.items()})
+    if curves is not None:
+        _check_saved_curves(path, curves, posterior)
+        posterior._take_curves(curves)
     return posterior
+
+
+def _check_saved_curves(path: Path, curves: xr.Dataset, posterior: Posterior) -> None:
+    """The saved curve draws are one per metric and estimand of the model, at
+    :data:`SAVED_CURVE_K`, over the fit's chains, draws and systems, or say why not (the
+    fingerprint already refuses edited values; this refuses a file written otherwise)."""
+    expected = {(m, e) for m in METRICS for e in posterior.model.estimands()}
+    found = {(str(v.attrs.get("metric")), str(v.attrs.get("estimand")))
+             for v in curves.data_vars.values()}
+    sizes = posterior.posterior.sizes
+    shapes_ok = all(
+        v.dims[:2] == ("chain", "draw") and v.shape[:2] == (sizes["chain"], sizes["draw"])
+        and "k" in v.coords and v["k"].values.tolist() == list(map(float, SAVED_CURVE_K))
+        for v in curves.data_vars.values()
+    )
+    if found != expected or len(curves.data_vars) != len(expected) or not shapes_ok:
+        raise ValueError(f"{path}: the {SAVED_CURVES_GROUP!r} group does not hold the pass@k "
+                         f"and pass^k draws at k = {list(SAVED_CURVE_K)} of every estimand of "
+                         "this fit (edited or corrupted; refit the data)")
 
 
 def _score_fit(path: Path, model: Any, sampler: SamplerConfig,

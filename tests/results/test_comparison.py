@@ -497,3 +497,23 @@ def test_pair_stats_match_each_ordered_pair_computed_directly(kind):
                                        atol=1e-14)
             np.testing.assert_allclose(cell["diff_upper"].values, bounds[1], rtol=0,
                                        atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["eti", "hdi"])
+def test_pair_statistics_on_threads_are_those_of_one_thread(monkeypatch, kind):
+    """Many systems: the rows run on a thread pool; the numbers are those of the serial
+    loop (each row writes its own cells), ties and all."""
+    from evalbayes.results import _comparison
+
+    rng = np.random.default_rng(11)
+    values = np.round(rng.beta(2, 5, size=(4, 1000, 60, 2)), 2)  # rounded: ties
+    draws = xr.DataArray(values, dims=("chain", "draw", "system", "k"),
+                         coords={"system": [f"s{i}" for i in range(60)], "k": [1, 4]})
+    assert 60 * 4000 >= _comparison._THREADED_CELLS
+    threaded = _comparison._pair_stats(draws, 0.01, 0.9, kind)
+    monkeypatch.setattr(_comparison, "_THREADED_CELLS", 10**12)
+    serial = _comparison._pair_stats(draws, 0.01, 0.9, kind)
+    xr.testing.assert_identical(threaded, serial)
+    diff = values[:, :, 3, 1] - values[:, :, 7, 1]
+    assert threaded["p_superior"].values[3, 7, 1] == np.mean(diff > 0)
+    np.testing.assert_allclose(threaded["diff_mean"].values[3, 7, 1], diff.mean(), rtol=1e-12)

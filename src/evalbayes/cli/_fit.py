@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -128,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
     with progress(start, "fitting", every=heartbeat_every(args.quiet)):
         posterior = model.fit(data, **options, progressbar=not args.quiet, check=False,
                               client=args.scheduler, n_workers=args.workers)
-    posterior.save(path)
-    warn(f"wrote {path}")
+    saving = time.perf_counter()
+    posterior.save(path)  # with the k = 1 curve draws that summary and compare read back
+    warn(f"wrote {path} ({time.perf_counter() - saving:.1f} s with the pass@1 and pass^1 "
+         "draws that summary and compare read)")
     return check_fit(posterior, args.strict, quiet_pass=False)

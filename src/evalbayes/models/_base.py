@@ -561,6 +561,11 @@ class Model(Configured, ABC):
     name: ClassVar[str]
     posterior_class: ClassVar[type[Posterior]] = Posterior
     approximate_ok: ClassVar[bool] = True
+    #: a saved fit keeps its pass@1 / pass^1 draws (``Posterior.save``): for the models whose
+    #: readers would draw them again at a cost (the Beta-Binomial's and the rate grid's
+    #: "tasks" draws), not for those whose curves take longer to save than the fit itself
+    #: (the 2PL's population quadrature on SWE-bench Verified)
+    keeps_curves: ClassVar[bool] = False
 
     # --------------------------------------------------------------- fitting
     def fit(

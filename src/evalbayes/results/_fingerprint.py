@@ -22,13 +22,14 @@ from evalbayes.inference import config_hash
 __all__ = ["dataset_hash", "fit_fingerprint", "mismatches"]
 
 
-def _canonical_bytes(values: np.ndarray) -> bytes:
-    """Values in a dtype that survives a NetCDF round trip: int64, float64 or JSON text."""
+def _canonical_bytes(values: np.ndarray) -> bytes | memoryview:
+    """Values in a dtype that survives a NetCDF round trip: int64, float64 or JSON text
+    (numbers as a view of their contiguous buffer: the same bytes, no copy)."""
     kind = values.dtype.kind
     if kind in "biu":
-        return np.ascontiguousarray(values, dtype=np.int64).tobytes()
+        return memoryview(np.ascontiguousarray(values, dtype=np.int64)).cast("B")
     if kind == "f":
-        return np.ascontiguousarray(values, dtype=np.float64).tobytes()
+        return memoryview(np.ascontiguousarray(values, dtype=np.float64)).cast("B")
     return json.dumps([str(v) for v in values.ravel().tolist()]).encode()
 
 

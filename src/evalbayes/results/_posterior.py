@@ -37,6 +37,7 @@ from evalbayes._core.files import write_bytes
 from evalbayes._core.intervals import credible_interval
 from evalbayes._core.lazy_dask import dask_detection_deferred
 from evalbayes._core.names import (
+    METRICS,
     UNSET,
     IntervalKind,
     Unset,
@@ -67,6 +68,18 @@ FIT_FORMAT = "evalbayes-posterior/2"
 #: ``statistic`` coordinate
 CONVERGENCE_GROUP = "convergence"
 CONVERGENCE_STATISTICS = ("rhat", "ess_bulk", "ess_tail")
+#: the saved fit's group of curve draws at :data:`SAVED_CURVE_K` (:meth:`Posterior.save`)
+SAVED_CURVES_GROUP = "curves"
+#: the attempts whose pass@k and pass^k draws a saved fit keeps, every estimand: what
+#: ``summary`` and ``compare`` show by default, read back instead of drawn again
+SAVED_CURVE_K = (1,)
+#: the sizes (chains x draws x observed cells) of the fits that keep their curve draws: from
+#: Terminal-Bench's 4000 x 1,040 = 4e6 (below, drawing them costs less than loading the
+#: compiled kernel that draws them, 0.3-0.45 s, and a first compile 2.3 CPU-s, which a
+#: TinyAgent fit would pay for nothing), to SWE-bench Verified's 4000 x 61,500 = 2.5e8
+#: (~3 CPU-s to draw) and up to 1e9 (a 1,000 x 2,000 leaderboard's 8e9 would take minutes
+#: at save: drawn when asked)
+SAVED_CURVES_CELL_DRAWS = (1e6, 1e9)
 PPC_MAX_COUNT_BINS = 100  # Posterior.ppc: count bins up to this n, rate bins above
 
 
@@ -387,6 +400,13 @@ class Posterior(Rendered):
                 OneTaskWarning,
                 stacklevel=3,
             )
+        return self._memo_curves(metrics, ks, estimand)
+
+    def _memo_curves(
+        self, metrics: tuple[str, ...], ks: np.ndarray, estimand: str
+    ) -> dict[str, xr.DataArray]:
+        """:meth:`curves` without its warnings: computed once per fit, metric, k and
+        estimand (or read back from a saved fit, :meth:`_take_curves`), handed out as copies."""
         key = (tuple(ks.tolist()), estimand)
         missing = tuple(m for m in metrics if ("curve", m, *key) not in self._memo)
         if missing:
@@ -636,6 +656,33 @@ class Posterior(Rendered):
         :meth:`diagnostics` does not compute them again. Used by the model's ``fit`` only."""
         self._memo["known diagnostics"] = known
 
+    def _curves_dataset(self) -> xr.Dataset:
+        """The pass@k and pass^k draws at :data:`SAVED_CURVE_K` under every estimand, as
+        :meth:`save` stores them in the ``curves`` group: one variable per metric and
+        estimand (attributes ``metric``, ``estimand``), the model's draws without the labels
+        that :meth:`curves` adds (they follow from the data)."""
+        ks = check_k(SAVED_CURVE_K)
+        out: dict[str, xr.DataArray] = {}
+        for estimand in self.model.estimands():
+            drawn = self._memo_curves(METRICS, ks, estimand)
+            for metric in METRICS:
+                draws = drawn[metric].drop_vars("extrapolated", errors="ignore")
+                draws.attrs = {"metric": metric, "estimand": estimand}
+                out[f"curve_{len(out)}"] = draws.rename(None)
+        return xr.Dataset(out)
+
+    def _take_curves(self, saved: xr.Dataset) -> None:
+        """Keep the curve draws a saved fit carries (:meth:`_curves_dataset`), so that no
+        command draws them again: the same numbers, since every draw is seeded by the fit's
+        sampler seed. Used by :func:`evalbayes.load` only."""
+        ks = check_k(SAVED_CURVE_K)
+        for var in saved.data_vars.values():
+            metric, estimand = str(var.attrs["metric"]), str(var.attrs["estimand"])
+            draws = var.copy()
+            draws.attrs = {}
+            key = ("curve", metric, tuple(ks.tolist()), estimand)
+            self._memo[key] = self._label_curve(draws, metric, estimand)
+
     def _convergence_dataset(self) -> xr.Dataset:
         """Each posterior variable's R-hat, bulk and tail ESS (dims ``statistic`` and the
         variable's own), as :meth:`save` stores them in the ``convergence`` group: the
@@ -757,6 +804,18 @@ class Posterior(Rendered):
         counts, coordinates, model configuration and sampler settings; :func:`evalbayes.load`
         refuses a file in which any of them changed.
 
+        With the draws the file keeps what every reader would otherwise compute again: the
+        R-hat and ESS of each parameter (``convergence``) and the pass@k and pass^k draws at
+        k = 1 under every estimand (``curves``, :data:`SAVED_CURVE_K`: what ``summary`` and
+        ``compare`` show by default; on SWE-bench Verified the "tasks" draws are 246 million
+        Beta variates, seconds per command). They are the numbers :meth:`curves` gives (its
+        draws are seeded by the sampler seed), drawn once here and read back by
+        :func:`evalbayes.load`. Only where the model ``keeps_curves`` (the Beta-Binomial and
+        the rate grid) and the fit's chains x draws x observed cells lie within
+        :data:`SAVED_CURVES_CELL_DRAWS`; other fits are saved without them (they are drawn
+        when asked: cheaply for a small fit; a leaderboard's would take minutes here, and
+        the 2PL's population quadrature longer than its fit).
+
         The file is built in memory, then written to a temporary file beside ``path`` and
         renamed over it (:func:`evalbayes._core.files.atomic_path`): a full disk, a file-size
         limit or a kill during the write leaves the previous file as it was, never a truncated
@@ -769,6 +828,11 @@ class Posterior(Rendered):
         tree = self.tree.copy()
         if self.is_mcmc:  # read back by load, so that no command computes them again
             tree[CONVERGENCE_GROUP] = xr.DataTree(self._convergence_dataset())
+        sizes = self.posterior.sizes
+        low, high = SAVED_CURVES_CELL_DRAWS
+        cell_draws = sizes["chain"] * sizes["draw"] * int((self.data.n.values > 0).sum())
+        if getattr(self.model, "keeps_curves", False) and low <= cell_draws <= high:
+            tree[SAVED_CURVES_GROUP] = xr.DataTree(self._curves_dataset())
         groups = {name: node.to_dataset() for name, node in tree.children.items()}
         fingerprint = fit_fingerprint(
             groups, json.loads(tree.attrs["model_config"]), json.loads(tree.attrs["sampler"])

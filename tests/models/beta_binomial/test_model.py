@@ -237,6 +237,11 @@ def _hide_bad_rhat(tree):
     tree["convergence"] = xr.DataTree(stats.assign(kappa=stats["kappa"] * 0 + 1.0))
 
 
+def _shift_saved_curve(tree):
+    curves = tree["curves"].to_dataset()
+    tree["curves"] = xr.DataTree(curves.assign(curve_0=curves["curve_0"] * 0.5))
+
+
 def _rename_task(tree):
     observed = tree["observed_data"].to_dataset()
     tasks = [str(t) for t in observed["task"].values]
@@ -253,9 +258,14 @@ def _rename_task(tree):
         ("stats", _flip_divergences, "'sample_stats' group changed"),
         ("coords", _rename_task, "'observed_data' group changed"),
         ("convergence", _hide_bad_rhat, "'convergence' group changed"),
+        ("curves", _shift_saved_curve, "'curves' group changed"),
     ],
 )
-def test_load_refuses_edited_fits_naming_what_changed(tmp_path, tinyagent_fit, name, edit, what):
+def test_load_refuses_edited_fits_naming_what_changed(tmp_path, tinyagent_fit, name, edit, what,
+                                                      monkeypatch):
+    from evalbayes.results import _posterior
+
+    monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", (0, 1e9))  # keep them: small
     untouched = _edit_saved_fit(tinyagent_fit, tmp_path, "same", lambda tree: None)
     evalbayes.load(untouched)  # a plain re-write is not an edit
     tampered = _edit_saved_fit(tinyagent_fit, tmp_path, name, edit)

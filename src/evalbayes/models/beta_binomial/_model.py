@@ -204,6 +204,7 @@ class BetaBinomialModel(Model):
     """
 
     name: ClassVar[str] = "beta-binomial"
+    keeps_curves: ClassVar[bool] = True
 
     pooling: Pooling = "partial"
     hyperprior: Hyperprior = "independent"

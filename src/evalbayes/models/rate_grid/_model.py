@@ -523,6 +523,7 @@ class RateGridModel(RateGridBase):
     """
 
     name: ClassVar[str] = "rate-grid"
+    keeps_curves: ClassVar[bool] = True
 
     population: str = "paired"
     unseen_tasks: float = 4.0
