@@ -18,7 +18,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from evalbayes.data import EvalData
-from evalbayes.io._common import LogWarning, check_choice
+from evalbayes.io._common import OneTaskWarning, check_choice
 from evalbayes.io._helm import HelmOptions
 from evalbayes.io._inspect_ai import InspectOptions
 from evalbayes.io._lm_eval import LmEvalOptions
@@ -38,10 +38,6 @@ from evalbayes.io._terminal_bench import TerminalBenchOptions
 
 #: Names accepted by ``format=``.
 FORMATS = ("auto", *READERS)
-
-
-class OneTaskWarning(LogWarning):
-    """The data hold one task: an interval over the task population rests on one task."""
 
 
 def detect_format(path: str | Path) -> str | None:

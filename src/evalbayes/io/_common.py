@@ -63,6 +63,10 @@ class LogWarning(UserWarning):
     """Something in a log that the reader accepted but the user should know."""
 
 
+class OneTaskWarning(LogWarning):
+    """The data hold one task: an interval over the task population rests on one task."""
+
+
 def report(check: Check, path: str | Path, message: str, record: str | None = None) -> None:
     """Apply a cross-check policy: raise :class:`LogError`, warn, or stay silent."""
     if check == "raise":

@@ -50,7 +50,7 @@ from evalbayes._core.rendering import Rendered, frame_html, frame_text, jsonable
 from evalbayes._version import __version__
 from evalbayes.data import EvalData
 from evalbayes.inference import SamplerConfig, config_hash
-from evalbayes.io import OneTaskWarning
+from evalbayes.io._common import OneTaskWarning
 from evalbayes.metrics._attempts import g_pass_m
 from evalbayes.results._diagnostics import (
     ConvergenceWarning,
