@@ -834,19 +834,22 @@ class RateGridModel(RateGridBase):
         chains, draws, n_sys, support = log_g.shape
         out = np.empty((chains, draws, n_sys, stop - start))
         u = rng.random(out.shape)
+        width = 1 << support.bit_length()  # each row's cdf padded with +inf: a power of two
         for s in range(n_sys):
             counts = np.stack([n[s, start:stop], c[s, start:stop]], axis=1)
             unique, inverse = np.unique(counts, axis=0, return_inverse=True)
             inverse = inverse.reshape(-1)
             loglik = grid_log_likelihood(unique[:, 0], unique[:, 1], grid)
             post = log_g[:, :, s, None, :] + loglik  # (chain, draw, unique, support)
-            post = np.exp(post - post.max(axis=-1, keepdims=True))
-            cdf = np.cumsum(post, axis=-1)
-            cdf /= cdf[..., -1:]
+            post -= post.max(axis=-1, keepdims=True)  # in place: the same numbers
+            np.exp(post, out=post)
+            cdf = np.full((chains, draws, len(unique), width), np.inf)  # +inf: never below u
+            np.cumsum(post, axis=-1, out=cdf[..., :support])
+            cdf[..., :support] /= cdf[..., support - 1 : support]
             # each cell's node: how many of its row's cdf values lie below its uniform
-            first = (np.arange(chains * draws)[:, None] * len(unique) + inverse) * support
+            first = (np.arange(chains * draws)[:, None] * len(unique) + inverse) * width
             node = _count_below(cdf.reshape(-1), first,
-                                u[:, :, s].reshape(chains * draws, -1), support)
+                                u[:, :, s].reshape(chains * draws, -1), width)
             out[:, :, s] = grid[np.minimum(node, support - 1)].reshape(chains, draws, -1)
         pi0 = self._pi0(posterior)
         if pi0 is not None:
@@ -1064,16 +1067,26 @@ def _draw_blocks(n_draws: int, per_draw: int) -> Iterator[slice]:
 
 def _count_below(values: np.ndarray, first: np.ndarray, u: np.ndarray, size: int) -> np.ndarray:
     """``#{j < size : values[first + j] < u}`` elementwise, for nondecreasing runs ``values[first
-    : first + size]`` (cumulative sums): a binary search in every run at once, ``log2(size)``
-    gathers per element instead of ``size`` comparisons, with the same comparisons' answer."""
-    count = np.zeros(u.shape, dtype=np.int64)
-    step = 1 << (int(size).bit_length() - 1)
+    : first + size]`` (cumulative sums), ``size`` a power of two and each run ending in
+    ``+inf`` (a shorter run padded), which no ``u`` exceeds: a binary search in every run at
+    once, ``log2(size)`` gathers per element instead of ``size`` comparisons, with the same
+    comparisons' answer (Knuth, *TAOCP* vol. 3, sec. 6.2.1, the uniform binary search: no
+    bounds to check)."""
+    if size & (size - 1):
+        raise ValueError(f"size must be a power of two, got {size}")
+    base = np.array(np.broadcast_arrays(first, u)[0], dtype=np.int64)  # first + the count
+    index = np.empty_like(base)
+    probe = np.empty(base.shape)
+    below = np.empty(base.shape, dtype=bool)
+    step = size >> 1
     while step:
-        candidate = count + step
-        index = first + np.minimum(candidate, size) - 1
-        count = np.where((candidate <= size) & (values[index] < u), candidate, count)
+        np.add(base, step - 1, out=index)
+        np.take(values, index, out=probe, mode="clip")  # in bounds: clip is the fast path
+        np.less(probe, u, out=below)
+        base += np.multiply(below, step, out=index)
         step >>= 1
-    return count
+    base -= first
+    return base
 
 
 def _row_table(n: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
