@@ -709,9 +709,10 @@ def test_log_normalise_in_blocks_is_scipy_logsumexp_to_the_bit(monkeypatch):
 
 
 def test_derived_quantities_in_blocks_of_draws_are_those_of_the_whole(monkeypatch):
-    """The population curve, the rows' conditional expectations and the "tasks" curve, taken
-    a few draws at a time: the numbers of the direct formulas on the whole array
-    (``exp(log g) @ f``; ``exp(post - max) @ f / sum``), and the same whatever the block."""
+    """The population curve, the rows' conditional expectations, the cells' log-likelihoods
+    and the "tasks" curve, taken a few draws at a time: the numbers of the direct formulas on
+    the whole array (``exp(log g) @ f``; ``exp(post - max) @ f / sum``; SciPy's ``logsumexp``
+    of ``log g + log Binomial``), and the same whatever the block."""
     from evalbayes.metrics._pass import prob_curve
     from evalbayes.models.rate_grid import _model as rate_grid
 
@@ -727,11 +728,17 @@ def test_derived_quantities_in_blocks_of_draws_are_those_of_the_whole(monkeypatc
     cond = log_g[:, :, rows[:, 0], :] + loglik
     cond = np.exp(cond - cond.max(axis=-1, keepdims=True))
     expected_rows = (cond @ f) / cond.sum(axis=-1, keepdims=True)
+    s_idx, t_idx = np.nonzero(data.n.values > 0)
+    cell = grid_log_likelihood(data.n.values[s_idx, t_idx], data.c.values[s_idx, t_idx],
+                               model.rates_grid)
+    expected_cells = logsumexp(log_g[:, :, s_idx, :] + cell, axis=-1)
     whole = {
         "population": model.population_curve(post, data, k, "pass@k"),
         "rows": model.row_expectations(post, data, k, "pass@k").values,
         "tasks": model.curve(post, data, k, "pass@k", "tasks", False, seed=3).values,
+        "cells": model.cell_log_likelihood(post, data, s_idx, t_idx),
     }
+    np.testing.assert_array_equal(whole["cells"], expected_cells)
     np.testing.assert_array_equal(whole["population"], np.exp(log_g) @ f)
     np.testing.assert_array_equal(whole["rows"], expected_rows)
     monkeypatch.setattr(rate_grid, "_BLOCK", 3 * 2 * 15 + 1)  # 3 draws of both systems
@@ -742,6 +749,8 @@ def test_derived_quantities_in_blocks_of_draws_are_those_of_the_whole(monkeypatc
                                   whole["rows"])
     np.testing.assert_array_equal(
         model.curve(post, data, k, "pass@k", "tasks", False, seed=3).values, whole["tasks"])
+    np.testing.assert_array_equal(model.cell_log_likelihood(post, data, s_idx, t_idx),
+                                  whole["cells"])
 
 
 def test_shared_log_weights_are_computed_once_and_read_only(monkeypatch):

@@ -765,12 +765,17 @@ class RateGridModel(RateGridBase):
         """``log L = log sum_j g_s(p_j) Binomial(c | n, p_j)`` per draw and row, (chain, draw,
         row)."""
         loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
-        chains, draws, _, support = log_g.shape
+        chains, draws, n_sys, support = log_g.shape
         out = np.empty((chains, draws, len(rows)))
+        flat, flat_out = log_g.reshape(chains * draws, n_sys, support), out.reshape(-1, len(rows))
         width = max(1, _WORK // max(1, chains * draws * support))
         for start in range(0, len(rows), width):
             block = slice(start, start + width)
-            out[..., block] = logsumexp(log_g[:, :, rows[block, 0], :] + loglik[block], axis=-1)
+            system, lik = rows[block, 0], loglik[block]
+            for draw in _draw_blocks(len(flat), len(system) * support):  # in cache, per row
+                terms = np.take(flat[draw], system, axis=1)
+                terms += lik
+                flat_out[draw, block] = logsumexp(terms, axis=-1)
         return out
 
     def _cell_ll_of(self, log_g: np.ndarray, n: np.ndarray, c: np.ndarray) -> Any:
