@@ -689,6 +689,70 @@ def test_log_normalise_is_scipy_logsumexp_to_the_bit(shape):
         np.testing.assert_array_equal(log_normalise(x.copy()), expected)
 
 
+def test_log_normalise_in_blocks_is_scipy_logsumexp_to_the_bit(monkeypatch):
+    """Taken in blocks of rows (the last one short), in place in a contiguous array, and
+    whole on a non-contiguous one (written through the view): the numbers of
+    ``x - logsumexp(x)``."""
+    from evalbayes.models.rate_grid import _model as rate_grid
+
+    monkeypatch.setattr(rate_grid, "_BLOCK", 7 * 59 + 5)  # 7 rows a block, 83 rows: 12 blocks
+    rng = np.random.default_rng(12)
+    x = rng.normal(0, 10, (83, 59))
+    x[::3, 4] = x[::3].max(axis=-1)  # ties with the maximum
+    expected = x - logsumexp(x, axis=-1, keepdims=True)
+    y = x.reshape(1, 83, 59).copy()
+    assert rate_grid.log_normalise(y) is y
+    np.testing.assert_array_equal(y[0], expected)
+    z = np.asfortranarray(x)
+    rate_grid.log_normalise(z[:, :])
+    np.testing.assert_array_equal(z, expected)
+
+
+def test_derived_quantities_in_blocks_of_draws_are_those_of_the_whole(monkeypatch):
+    """The population curve, the rows' conditional expectations, the cells' log-likelihoods
+    and the "tasks" curve, taken a few draws at a time: the numbers of the direct formulas on
+    the whole array (``exp(log g) @ f``; ``exp(post - max) @ f / sum``; SciPy's ``logsumexp``
+    of ``log g + log Binomial``), and the same whatever the block."""
+    from evalbayes.metrics._pass import prob_curve
+    from evalbayes.models.rate_grid import _model as rate_grid
+
+    model, data, post = _tasks_case()
+    rng = np.random.default_rng(2)
+    post = post.isel(draw=slice(0, 300)).copy(deep=True)
+    post["coef"] = post["coef"] + rng.normal(0, 0.5, post["coef"].shape)
+    k = np.array([1.0, 4.0])
+    log_g = model.log_weights(post)
+    f = prob_curve(model.rates_grid, k, "pass@k")
+    rows, _ = rate_grid._row_table(data.n.values, data.c.values)
+    loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], model.rates_grid)
+    cond = log_g[:, :, rows[:, 0], :] + loglik
+    cond = np.exp(cond - cond.max(axis=-1, keepdims=True))
+    expected_rows = (cond @ f) / cond.sum(axis=-1, keepdims=True)
+    s_idx, t_idx = np.nonzero(data.n.values > 0)
+    cell = grid_log_likelihood(data.n.values[s_idx, t_idx], data.c.values[s_idx, t_idx],
+                               model.rates_grid)
+    expected_cells = logsumexp(log_g[:, :, s_idx, :] + cell, axis=-1)
+    whole = {
+        "population": model.population_curve(post, data, k, "pass@k"),
+        "rows": model.row_expectations(post, data, k, "pass@k").values,
+        "tasks": model.curve(post, data, k, "pass@k", "tasks", False, seed=3).values,
+        "cells": model.cell_log_likelihood(post, data, s_idx, t_idx),
+    }
+    np.testing.assert_array_equal(whole["cells"], expected_cells)
+    np.testing.assert_array_equal(whole["population"], np.exp(log_g) @ f)
+    np.testing.assert_array_equal(whole["rows"], expected_rows)
+    monkeypatch.setattr(rate_grid, "_BLOCK", 3 * 2 * 15 + 1)  # 3 draws of both systems
+    monkeypatch.setattr(rate_grid, "_KERNEL_BLOCK", 1)  # 64 draws a call: 5 calls
+    np.testing.assert_array_equal(model.population_curve(post, data, k, "pass@k"),
+                                  whole["population"])
+    np.testing.assert_array_equal(model.row_expectations(post, data, k, "pass@k").values,
+                                  whole["rows"])
+    np.testing.assert_array_equal(
+        model.curve(post, data, k, "pass@k", "tasks", False, seed=3).values, whole["tasks"])
+    np.testing.assert_array_equal(model.cell_log_likelihood(post, data, s_idx, t_idx),
+                                  whole["cells"])
+
+
 def test_shared_log_weights_are_computed_once_and_read_only(monkeypatch):
     """Within shared_log_weights one posterior's log g_s is computed once and reused (the
     same array, which no caller may change); outside, each call computes afresh; a summary's

@@ -118,6 +118,26 @@ def test_same_seed_same_numbers_whatever_the_thread_count():
     assert not np.array_equal(first, _counts(*args, seed=10, draws=500))
 
 
+def test_draws_in_blocks_give_the_numbers_of_one_call():
+    """``first_draw``: draws taken in blocks (the rate grid's "tasks" curve, a block of ``g``
+    at a time) read the streams of their index in the whole posterior, so the blocks give the
+    numbers of one call, and a block read as the first draws gives others."""
+    log_g, loglik, row_system, _ = _case()
+    rng = np.random.default_rng(4)
+    log_g = log_g + rng.normal(0, 0.3, (300, *log_g.shape))  # a different g per draw
+    log_g = np.ascontiguousarray(log_g - np.log(np.exp(log_g).sum(axis=-1, keepdims=True)))
+    loglik = np.asarray(loglik, float)
+    rest = (np.asarray(row_system, np.int64), np.array([7, 30, 41]),
+            np.exp(loglik - loglik.max(axis=1, keepdims=True)), loglik,
+            np.eye(log_g.shape[-1]), 9)
+    whole = row_node_sums(np.exp(log_g), log_g, *rest)
+    blocks = [row_node_sums(np.exp(log_g[s:s + 64]), log_g[s:s + 64], *rest, s)
+              for s in range(0, 300, 64)]
+    np.testing.assert_array_equal(np.concatenate(blocks), whole)
+    assert not np.array_equal(row_node_sums(np.exp(log_g[64:128]), log_g[64:128], *rest),
+                              whole[64:128])
+
+
 @pytest.mark.parametrize("support", [2, 59, 64, 65])
 def test_every_support_size_gives_whole_rows(support):
     """The search pads the cdf to a power of two: sizes at and past one are all handled."""

@@ -148,6 +148,10 @@ __all__ = ["REPEATED_TRIAL_COEF_PRIOR", "SINGLE_TRIAL_COEF_PRIOR", "RateGridBase
            "RateGridModel", "auto_coef_prior", "grid_log_likelihood"]
 
 _WORK = 8_000_000  # numbers per temporary (draws x cells x nodes) array
+_BLOCK = 131_072  # numbers per block of the passes over log g_s (1 MiB: in cache)
+#: Numbers of ``g`` per call of the "tasks" kernel (32 MiB; at least 64 draws): each call
+#: starts its threads anew, 10 ms a call on a loaded machine, so a few calls, not one per block.
+_KERNEL_BLOCK = 4_194_304
 #: Nodes whose binomial likelihood is below ``e^-_PRUNE`` of the row's best are left out of the
 #: graph's sums (module docstring: relative error at most ``e^-_PRUNE / g_s(p*)``).
 _PRUNE = 200.0
@@ -199,11 +203,32 @@ def log_normalise(logits: np.ndarray) -> np.ndarray:
     generic masking: four passes over the array instead of about a dozen (Blanchard, Higham
     & Higham 2021, *IMA J. Numer. Anal.* 41(4), on the shifted log-sum-exp). Rows of finite
     numbers only (the rate grid's ``Q c``).
+
+    A C-contiguous array is taken in blocks of :data:`_BLOCK` numbers, each done before the
+    next, so the passes run in cache and the temporaries are the block's, not the array's
+    (SWE-bench Verified's ``log g_s``, 4000 x 123 x 59 = 29M numbers: 232 MB per full-size
+    temporary). Every step is elementwise or per row, so the numbers do not depend on the
+    blocks.
     """
+    support = logits.shape[-1] if logits.ndim else 1
+    if not logits.flags.c_contiguous or logits.size <= _BLOCK or support == 0:
+        return _log_normalise_rows(logits)
+    rows = logits.reshape(-1, support)  # a view: the blocks write into logits
+    width = max(1, _BLOCK // support)
+    buffer = np.empty((width, support))
+    for start in range(0, rows.shape[0], width):
+        block = rows[start:start + width]
+        _log_normalise_rows(block, buffer[: block.shape[0]])
+    return logits
+
+
+def _log_normalise_rows(logits: np.ndarray, shifted: np.ndarray | None = None) -> np.ndarray:
+    """:func:`log_normalise` of every row at once, in place; ``shifted``: scratch of
+    ``logits``' shape (allocated when None)."""
     a_max = logits.max(axis=-1, keepdims=True)
     at_max = logits == a_max
     m = at_max.sum(axis=-1, keepdims=True, dtype=float)
-    shifted = logits - a_max
+    shifted = np.subtract(logits, a_max, out=shifted)
     np.exp(shifted, out=shifted)
     np.putmask(shifted, at_max, 0.0)  # SciPy sets these terms to -inf before the exp
     total = shifted.sum(axis=-1, keepdims=True)
@@ -224,8 +249,11 @@ def shared_log_weights() -> Iterator[None]:
 
     A summary asks for ``log g_s`` five times (the "tasks" draws, and per metric the
     population curve and the rows' conditional expectations of the pairing), each a
-    ``(chain, draw, system, support)`` softmax (1.2 CPU-s on SWE-bench Verified's 4000 x 123
-    x 59); the block keeps the first and hands it out read-only. The rows' conditional
+    ``(chain, draw, system, support)`` softmax (0.2 CPU-s on SWE-bench Verified's 4000 x 123
+    x 59, in cache-sized blocks; 1.2 CPU-s as whole-array passes); the block keeps the first
+    and hands it out read-only. ``g_s = exp(log g_s)`` is not kept: its users take it a block
+    of draws at a time, in cache, where a kept copy would be another 232 MB of fresh pages
+    (which cost more system time than the ``exp``). The rows' conditional
     expectations (:meth:`RateGridBase.row_expectations`) are kept too, computed for every
     metric from one pass over the rows' conditionals (their exps are most of the cost; each
     metric's numbers are those of a call for it alone). Nested blocks share the outermost
@@ -390,7 +418,8 @@ class RateGridBase(Model):
             kept = memo.get(id(self))
             if kept is not None and kept[0] is coef:
                 return kept[1]
-        out = log_normalise(coef @ self.basis.T)
+        # Q^T contiguous: the per-draw products skip a transposed read (3x faster, same numbers)
+        out = log_normalise(coef @ np.ascontiguousarray(self.basis.T))
         if memo is not None:
             out.setflags(write=False)  # shared: no caller may change it in place
             memo[id(self)] = (coef, out, self)  # the model and coef are kept alive with it
@@ -737,12 +766,17 @@ class RateGridModel(RateGridBase):
         """``log L = log sum_j g_s(p_j) Binomial(c | n, p_j)`` per draw and row, (chain, draw,
         row)."""
         loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
-        chains, draws, _, support = log_g.shape
+        chains, draws, n_sys, support = log_g.shape
         out = np.empty((chains, draws, len(rows)))
+        flat, flat_out = log_g.reshape(chains * draws, n_sys, support), out.reshape(-1, len(rows))
         width = max(1, _WORK // max(1, chains * draws * support))
         for start in range(0, len(rows), width):
             block = slice(start, start + width)
-            out[..., block] = logsumexp(log_g[:, :, rows[block, 0], :] + loglik[block], axis=-1)
+            system, lik = rows[block, 0], loglik[block]
+            for draw in _draw_blocks(len(flat), len(system) * support):  # in cache, per row
+                terms = np.take(flat[draw], system, axis=1)
+                terms += lik
+                flat_out[draw, block] = logsumexp(terms, axis=-1)
         return out
 
     def _cell_ll_of(self, log_g: np.ndarray, n: np.ndarray, c: np.ndarray) -> Any:
@@ -809,19 +843,22 @@ class RateGridModel(RateGridBase):
         chains, draws, n_sys, support = log_g.shape
         out = np.empty((chains, draws, n_sys, stop - start))
         u = rng.random(out.shape)
+        width = 1 << support.bit_length()  # each row's cdf padded with +inf: a power of two
         for s in range(n_sys):
             counts = np.stack([n[s, start:stop], c[s, start:stop]], axis=1)
             unique, inverse = np.unique(counts, axis=0, return_inverse=True)
             inverse = inverse.reshape(-1)
             loglik = grid_log_likelihood(unique[:, 0], unique[:, 1], grid)
             post = log_g[:, :, s, None, :] + loglik  # (chain, draw, unique, support)
-            post = np.exp(post - post.max(axis=-1, keepdims=True))
-            cdf = np.cumsum(post, axis=-1)
-            cdf /= cdf[..., -1:]
+            post -= post.max(axis=-1, keepdims=True)  # in place: the same numbers
+            np.exp(post, out=post)
+            cdf = np.full((chains, draws, len(unique), width), np.inf)  # +inf: never below u
+            np.cumsum(post, axis=-1, out=cdf[..., :support])
+            cdf[..., :support] /= cdf[..., support - 1 : support]
             # each cell's node: how many of its row's cdf values lie below its uniform
-            first = (np.arange(chains * draws)[:, None] * len(unique) + inverse) * support
+            first = (np.arange(chains * draws)[:, None] * len(unique) + inverse) * width
             node = _count_below(cdf.reshape(-1), first,
-                                u[:, :, s].reshape(chains * draws, -1), support)
+                                u[:, :, s].reshape(chains * draws, -1), width)
             out[:, :, s] = grid[np.minimum(node, support - 1)].reshape(chains, draws, -1)
         pi0 = self._pi0(posterior)
         if pi0 is not None:
@@ -874,11 +911,21 @@ class RateGridModel(RateGridBase):
                                 axis=1)  # (support, metrics x K): f at the nodes
         chains, draws, n_sys, support = log_g.shape
         flat_log_g = np.ascontiguousarray(log_g.reshape(chains * draws, n_sys, support))
-        sums = row_node_sums(
-            np.exp(flat_log_g), flat_log_g, rows[:, 0].astype(np.int64), cells.astype(np.int64),
-            np.exp(loglik - loglik.max(axis=1, keepdims=True)), np.ascontiguousarray(loglik),
-            np.ascontiguousarray(values), int(seed),
-        ).reshape(chains, draws, n_sys, len(metrics), len(k))
+        row_system, row_cells = rows[:, 0].astype(np.int64), cells.astype(np.int64)
+        row_lik = np.exp(loglik - loglik.max(axis=1, keepdims=True))
+        loglik, values = np.ascontiguousarray(loglik), np.ascontiguousarray(values)
+        # g = exp(log g) a block of draws at a time (no full-size copy of g); the kernel's
+        # streams are keyed by the draw's index in the posterior, so blocks change no number
+        sums = np.empty((chains * draws, n_sys, values.shape[1]))
+        width = max(64, _KERNEL_BLOCK // max(1, n_sys * support))
+        g = np.empty((min(width, len(flat_log_g)), n_sys, support))
+        for start in range(0, len(flat_log_g), width):
+            block = slice(start, min(start + width, len(flat_log_g)))
+            used = g[: block.stop - start]
+            np.exp(flat_log_g[block], out=used)
+            sums[block] = row_node_sums(used, flat_log_g[block], row_system, row_cells,
+                                        row_lik, loglik, values, int(seed), start)
+        sums = sums.reshape(chains, draws, n_sys, len(metrics), len(k))
         tasks = (data.n.values > 0).sum(axis=1)[None, None, :, None]
         return {m: sums[:, :, :, i] / tasks for i, m in enumerate(metrics)}
 
@@ -888,10 +935,19 @@ class RateGridModel(RateGridBase):
         """pass@k / pass^k of a new task, ``pi0 f(0) + (1 - pi0) sum_j g_s(p_j) f(p_j)``
         (``pi0 = 0`` without broken tasks), (chain, draw, system, k): the ``"independent"``
         population, and the marginals of ``"paired"``."""
-        g = np.exp(self.log_weights(posterior))
+        log_g = self.log_weights(posterior)
         k = np.asarray(k, dtype=float)
         metric = check_metric(metric)
-        values = g @ prob_curve(self.rates_grid, k, metric)  # (chain, draw, system, k)
+        f = prob_curve(self.rates_grid, k, metric)
+        # g @ f, g = exp(log g) a block of draws at a time: no full-size copy of g
+        chains, draws, n_sys, support = log_g.shape
+        flat = log_g.reshape(chains * draws, n_sys, support)
+        values = np.empty((chains * draws, n_sys, f.shape[1]))
+        scratch = np.empty((min(len(flat), _draws_per_block(n_sys * support)), n_sys, support))
+        for block in _draw_blocks(len(flat), n_sys * support):
+            g = np.exp(flat[block], out=scratch[: block.stop - block.start])
+            values[block] = g @ f  # per draw the product of the whole array: the same numbers
+        values = values.reshape(chains, draws, n_sys, f.shape[1])
         pi0 = self._pi0(posterior)
         if pi0 is None:
             return values
@@ -953,17 +1009,24 @@ class RateGridModel(RateGridBase):
         # within a sharing block every metric (the rows' exps are the cost), else this one
         metrics = METRICS if memo is not None and pi0 is None else (metric,)
         f = {m: prob_curve(self.rates_grid, k, check_metric(m)) for m in metrics}
-        chains, draws, _, support = log_g.shape
+        chains, draws, n_sys, support = log_g.shape
         values = {m: np.empty((chains, draws, len(rows), len(k))) for m in metrics}
+        flat = log_g.reshape(chains * draws, n_sys, support)
+        flat_values = {m: values[m].reshape(chains * draws, len(rows), len(k)) for m in metrics}
         width = max(1, _WORK // max(1, chains * draws * support))
         for start in range(0, len(rows), width):
             block = slice(start, start + width)
-            post = log_g[:, :, rows[block, 0], :] + loglik[block]
-            post -= post.max(axis=-1, keepdims=True)  # in place: the same numbers, no copies
-            np.exp(post, out=post)
-            total = post.sum(axis=-1, keepdims=True)
-            for m in metrics:
-                values[m][:, :, block] = (post @ f[m]) / total
+            system, lik = rows[block, 0], loglik[block]
+            # a block of draws at a time, in cache; the products are per draw as before
+            # (``width`` rows by ``support``), so the numbers are those of the whole block
+            for draw in _draw_blocks(len(flat), len(system) * support):
+                post = np.take(flat[draw], system, axis=1)
+                post += lik
+                post -= post.max(axis=-1, keepdims=True)  # in place: the same numbers
+                np.exp(post, out=post)
+                total = post.sum(axis=-1, keepdims=True)
+                for m in metrics:
+                    flat_values[m][draw, block] = (post @ f[m]) / total
         if pi0 is None:
             out = {m: RowExpectations(values[m], row_of_cell) for m in metrics}
             if memo is not None:
@@ -999,18 +1062,40 @@ class RateGridModel(RateGridBase):
                                    data.n.values, data.c.values, log_g.shape[:2])
 
 
+def _draws_per_block(per_draw: int) -> int:
+    """Draws per block of :data:`_BLOCK` numbers, ``per_draw`` numbers a draw (at least 1)."""
+    return max(1, _BLOCK // max(1, per_draw))
+
+
+def _draw_blocks(n_draws: int, per_draw: int) -> Iterator[slice]:
+    """Consecutive slices of ``n_draws`` draws, :func:`_draws_per_block` draws each."""
+    width = _draws_per_block(per_draw)
+    for start in range(0, n_draws, width):
+        yield slice(start, min(start + width, n_draws))
+
+
 def _count_below(values: np.ndarray, first: np.ndarray, u: np.ndarray, size: int) -> np.ndarray:
     """``#{j < size : values[first + j] < u}`` elementwise, for nondecreasing runs ``values[first
-    : first + size]`` (cumulative sums): a binary search in every run at once, ``log2(size)``
-    gathers per element instead of ``size`` comparisons, with the same comparisons' answer."""
-    count = np.zeros(u.shape, dtype=np.int64)
-    step = 1 << (int(size).bit_length() - 1)
+    : first + size]`` (cumulative sums), ``size`` a power of two and each run ending in
+    ``+inf`` (a shorter run padded), which no ``u`` exceeds: a binary search in every run at
+    once, ``log2(size)`` gathers per element instead of ``size`` comparisons, with the same
+    comparisons' answer (Knuth, *TAOCP* vol. 3, sec. 6.2.1, the uniform binary search: no
+    bounds to check)."""
+    if size & (size - 1):
+        raise ValueError(f"size must be a power of two, got {size}")
+    base = np.array(np.broadcast_arrays(first, u)[0], dtype=np.int64)  # first + the count
+    index = np.empty_like(base)
+    probe = np.empty(base.shape)
+    below = np.empty(base.shape, dtype=bool)
+    step = size >> 1
     while step:
-        candidate = count + step
-        index = first + np.minimum(candidate, size) - 1
-        count = np.where((candidate <= size) & (values[index] < u), candidate, count)
+        np.add(base, step - 1, out=index)
+        np.take(values, index, out=probe, mode="clip")  # in bounds: clip is the fast path
+        np.less(probe, u, out=below)
+        base += np.multiply(below, step, out=index)
         step >>= 1
-    return count
+    base -= first
+    return base
 
 
 def _row_table(n: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -112,6 +112,7 @@ def row_node_sums(
     row_loglik: np.ndarray,
     values: np.ndarray,
     seed: int,
+    first_draw: int = 0,
 ) -> np.ndarray:
     """Draws of ``sum over a system's cells of f_m(p)``, shape ``(draws, systems, M)``.
 
@@ -129,6 +130,9 @@ def row_node_sums(
         ``f_m(p_j)`` for every metric and k asked for.
     seed : int
         Row ``r`` of draw ``d`` reads the stream hashed from ``(seed, r, d)``.
+    first_draw : int
+        Draw ``d`` of ``g`` is draw ``first_draw + d`` of the posterior (its streams): a
+        posterior taken in blocks of draws gives the numbers of one call on all of it.
 
     Returns
     -------
@@ -160,7 +164,7 @@ def row_node_sums(
             w = row_cells[r]
             total = _row_weights(g[d, s], row_lik[r], log_g[d, s], row_loglik[r],
                                  cdf[:support])
-            _uniforms(mix(row_keys[r] + np.uint64(d)), w, uniform)
+            _uniforms(mix(row_keys[r] + np.uint64(first_draw + d)), w, uniform)
             hist[:] = 0
             _draw_counts(cdf, total, uniform, w, node, hist)
             for j in range(support):
