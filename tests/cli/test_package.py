@@ -208,3 +208,29 @@ def test_default_fit_imports_neither_scipy_stats_nor_dask(tmp_path):
                             check=True)
     assert ast.literal_eval(result.stdout.strip().splitlines()[-1]) == []
     assert (tmp_path / "f.nc").stat().st_size > 0
+
+
+@pytest.mark.parametrize("model", ["beta-binomial", "rate-grid"])
+def test_summary_and_compare_of_a_saved_fit_compute_nothing_heavy(tmp_path, model,
+                                                                   monkeypatch):
+    """Issue 26: a fit that keeps its k = 1 curve draws (``Posterior.save``) is summarised
+    and compared without SciPy, numba (the "tasks" kernels) or the log readers: what is
+    left is reading the file and the pairs' arithmetic."""
+    import evalbayes as eb
+    from evalbayes.results import _posterior
+
+    monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", (0, 1e9))  # a small fit
+    data = eb.datasets.load("tinyagent", experiment="sec17.7")
+    path = eb.get_model(model).fit(data, seed=1).save(tmp_path / "fit.nc")
+    for command in ("summary", "compare"):
+        script = (
+            "import sys, io, contextlib\n"
+            "from evalbayes.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main({[command, str(path)]!r}) == 0\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'numba', "
+            "'matplotlib') or m == 'evalbayes.io._auto'))\n"
+        )
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                                text=True, check=True)
+        assert ast.literal_eval(result.stdout.strip().splitlines()[-1]) == [], command

@@ -111,7 +111,6 @@ from typing import Any, ClassVar
 import numpy as np
 import xarray as xr
 from numpy.polynomial import legendre
-from scipy.special import expit, logsumexp
 
 from evalbayes._core.names import (
     METRICS,
@@ -374,6 +373,7 @@ class RateGridBase(Model):
     @property
     def rates_grid(self) -> np.ndarray:
         """Support of every ``g_s``: ``[0,] sigmoid(logits) [, 1]``."""
+        from scipy.special import expit  # imported when used (issue 26)
         inner = expit(self.logits)
         return np.concatenate([[0.0], inner, [1.0]]) if self.atoms else inner
 
@@ -740,6 +740,7 @@ class RateGridModel(RateGridBase):
         Returns the data (``trials`` per cell) and the truth: ``coef`` (S, D), ``g`` (S,
         support), ``pi0``, ``broken`` (T, bool) and ``p`` (S, T).
         """
+        from scipy.special import logsumexp  # imported when used (issue 26)
         rng = np.random.default_rng(seed)
         sds = self.system_coef_prior(np.full((systems, tasks), int(trials)))
         coef = rng.normal(0.0, 1.0, (systems, self.basis.shape[1])) * sds[:, None]
@@ -765,6 +766,7 @@ class RateGridModel(RateGridBase):
     def _row_marginals(self, log_g: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """``log L = log sum_j g_s(p_j) Binomial(c | n, p_j)`` per draw and row, (chain, draw,
         row)."""
+        from scipy.special import logsumexp  # imported when used (issue 26)
         loglik = grid_log_likelihood(rows[:, 1], rows[:, 2], self.rates_grid)
         chains, draws, n_sys, support = log_g.shape
         out = np.empty((chains, draws, len(rows)))
@@ -808,6 +810,7 @@ class RateGridModel(RateGridBase):
         """Posterior draws of ``P(task broken | parameters, data)``, dims (chain, draw, task)
         (Rao-Blackwellised: the mean over draws is the posterior probability that the task is
         broken). 0 for any task with a success, and everywhere without broken tasks."""
+        from scipy.special import expit  # imported when used (issue 26)
         pi0 = self._pi0(posterior)
         shape = (posterior.sizes["chain"], posterior.sizes["draw"], data.n.shape[1])
         values = np.zeros(shape)
@@ -835,6 +838,7 @@ class RateGridModel(RateGridBase):
         draw); one uniform per cell and draw picks the node by inversion. Deterministic given
         ``seed`` and the chunk's start.
         """
+        from scipy.special import expit  # imported when used (issue 26)
         log_g = self.log_weights(posterior)
         grid = self.rates_grid
         n, c = data.n.values, data.c.values
@@ -995,6 +999,7 @@ class RateGridModel(RateGridBase):
         conditional, per draw and distinct ``(system, n, c)``, for the paired population's
         ranks (template hook); with broken tasks, each task's factor ``1 - P(broken | draw,
         data)`` (``f(0) = 0``)."""
+        from scipy.special import expit  # imported when used (issue 26)
         log_g = self.log_weights(posterior)
         metric = check_metric(metric)
         k = np.asarray(k, dtype=float)
