@@ -73,13 +73,14 @@ SAVED_CURVES_GROUP = "curves"
 #: the attempts whose pass@k and pass^k draws a saved fit keeps, every estimand: what
 #: ``summary`` and ``compare`` show by default, read back instead of drawn again
 SAVED_CURVE_K = (1,)
-#: the sizes (chains x draws x observed cells) of the fits that keep their curve draws: from
-#: Terminal-Bench's 4000 x 1,040 = 4e6 (below, drawing them costs less than loading the
-#: compiled kernel that draws them, 0.3-0.45 s, and a first compile 2.3 CPU-s, which a
-#: TinyAgent fit would pay for nothing), to SWE-bench Verified's 4000 x 61,500 = 2.5e8
-#: (~3 CPU-s to draw) and up to 1e9 (a 1,000 x 2,000 leaderboard's 8e9 would take minutes
-#: at save: drawn when asked)
-SAVED_CURVES_CELL_DRAWS = (1e6, 1e9)
+#: the sizes (chains x draws x observed cells) of the fits that keep their curve draws
+#: (measured idle-equivalent on 2 cores, 2026-12-07): from 1e7 (below, e.g. Terminal-Bench's
+#: 4000 x 1,040, drawing them when asked costs a reader under a second, most of it loading
+#: the compiled kernel, and saving them would cost the fit as much: 1.4 -> 2.4 s) through
+#: HumanEval+'s 3e7 and SWE-bench Verified's 4000 x 61,500 = 2.5e8 (~5 CPU-s to draw: every
+#: summary paid it) up to 1e9 (a 1,000 x 2,000 leaderboard's 8e9 would take minutes at
+#: save: drawn when asked)
+SAVED_CURVES_CELL_DRAWS = (1e7, 1e9)
 PPC_MAX_COUNT_BINS = 100  # Posterior.ppc: count bins up to this n, rate bins above
 
 
