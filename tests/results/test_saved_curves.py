@@ -93,18 +93,26 @@ def _keep_small_fits_curves(monkeypatch):
     from evalbayes.results import _posterior
 
     monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", (0, 1e9))
+    monkeypatch.setattr(_posterior, "SAVED_CURVES_MAX_ROW_DRAWS", 1e9)
 
 
-@pytest.mark.parametrize("outside", ["above", "below"])
+@pytest.mark.parametrize("outside", ["above", "below", "rows"])
 def test_a_fit_outside_the_sizes_is_saved_without_them(tmp_path, small_data, monkeypatch,
                                                          outside):
     from evalbayes.results import _posterior
 
     fit = _fit("beta-binomial", small_data)
     sizes = fit.posterior.sizes
-    cell_draws = sizes["chain"] * sizes["draw"] * int((small_data.n.values > 0).sum())
-    limits = (0, cell_draws - 1) if outside == "above" else (cell_draws + 1, 1e9)
+    draws = sizes["chain"] * sizes["draw"]
+    cell_draws = draws * int((small_data.n.values > 0).sum())
+    # distinct (system, n, c) rows, counted independently of the code under test
+    rows = len({(s, int(n), int(c)) for s in range(3)
+                for n, c in zip(small_data.n.values[s], small_data.c.values[s], strict=True)})
+    limits = {"above": (0, cell_draws - 1), "below": (cell_draws + 1, 1e9)}.get(outside,
+                                                                                (0, 1e9))
     monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", limits)
+    if outside == "rows":
+        monkeypatch.setattr(_posterior, "SAVED_CURVES_MAX_ROW_DRAWS", draws * rows - 1)
     path = fit.save(tmp_path / "big.nc")
     assert "curves" not in xr.open_datatree(path, engine="h5netcdf").children
     restored = evalbayes.load(path)
@@ -112,4 +120,5 @@ def test_a_fit_outside_the_sizes_is_saved_without_them(tmp_path, small_data, mon
     np.testing.assert_array_equal(drawn["pass@k"].values,
                                   fit.curves(METRICS, 1, estimand="tasks")["pass@k"].values)
     monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", (cell_draws, cell_draws))
+    monkeypatch.setattr(_posterior, "SAVED_CURVES_MAX_ROW_DRAWS", draws * rows)
     assert "curves" in xr.open_datatree(fit.save(tmp_path / "at.nc"), engine="h5netcdf").children

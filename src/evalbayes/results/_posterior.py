@@ -73,14 +73,18 @@ SAVED_CURVES_GROUP = "curves"
 #: the attempts whose pass@k and pass^k draws a saved fit keeps, every estimand: what
 #: ``summary`` and ``compare`` show by default, read back instead of drawn again
 SAVED_CURVE_K = (1,)
-#: the sizes (chains x draws x observed cells) of the fits that keep their curve draws
-#: (measured idle-equivalent on 2 cores, 2026-12-07): from 1e7 (below, e.g. Terminal-Bench's
-#: 4000 x 1,040, drawing them when asked costs a reader under a second, most of it loading
-#: the compiled kernel, and saving them would cost the fit as much: 1.4 -> 2.4 s) through
-#: HumanEval+'s 3e7 and SWE-bench Verified's 4000 x 61,500 = 2.5e8 (~5 CPU-s to draw: every
-#: summary paid it) up to 1e9 (a 1,000 x 2,000 leaderboard's 8e9 would take minutes at
-#: save: drawn when asked)
+#: the sizes of the fits that keep their curve draws, in draws (chains x draws) x observed
+#: cells, measured on 2 cores against the fit without them (2026-12-07, same runs): from 1e7
+#: (below, e.g. Terminal-Bench's 4000 x 1,040, a reader draws them in under a second, most
+#: of it loading the compiled kernel, and saving them cost the fit as much, 1.4 -> 2.4 s)
+#: through SWE-bench Verified's 4000 x 61,500 = 2.5e8 (~5 CPU-s of exact Beta variates that
+#: every summary paid) up to 1e9 (a 1,000 x 2,000 leaderboard's 8e9: minutes at save)
 SAVED_CURVES_CELL_DRAWS = (1e7, 1e9)
+#: ... and at most this many draws x distinct (system, n, c) rows: the work that is per row
+#: (each row's conditional over the rate grid, the pairing's row expectations) does not get
+#: cheaper for being kept, and HumanEval+'s 4000 x 8,036 rows = 3.2e7 doubled its fit
+#: (18.9 -> 35.7 s); SWE-bench Verified has 4000 x 246 = 1e6
+SAVED_CURVES_MAX_ROW_DRAWS = 1e7
 PPC_MAX_COUNT_BINS = 100  # Posterior.ppc: count bins up to this n, rate bins above
 
 
@@ -672,6 +676,23 @@ class Posterior(Rendered):
                 out[f"curve_{len(out)}"] = draws.rename(None)
         return xr.Dataset(out)
 
+    def _keeps_curves(self) -> bool:
+        """Whether :meth:`save` stores the curve draws: the model ``keeps_curves`` and the fit
+        is of the sizes where that pays (:data:`SAVED_CURVES_CELL_DRAWS`,
+        :data:`SAVED_CURVES_MAX_ROW_DRAWS`)."""
+        if not getattr(self.model, "keeps_curves", False):
+            return False
+        sizes = self.posterior.sizes
+        draws = sizes["chain"] * sizes["draw"]
+        n, c = self.data.n.values, self.data.c.values
+        observed = n > 0
+        low, high = SAVED_CURVES_CELL_DRAWS
+        if not low <= draws * int(observed.sum()) <= high:
+            return False
+        system = np.broadcast_to(np.arange(n.shape[0])[:, None], n.shape)[observed]
+        rows = np.unique(np.stack([system, n[observed], c[observed]]), axis=1).shape[1]
+        return draws * rows <= SAVED_CURVES_MAX_ROW_DRAWS
+
     def _take_curves(self, saved: xr.Dataset) -> None:
         """Keep the curve draws a saved fit carries (:meth:`_curves_dataset`), so that no
         command draws them again: the same numbers, since every draw is seeded by the fit's
@@ -812,10 +833,11 @@ class Posterior(Rendered):
         Beta variates, seconds per command). They are the numbers :meth:`curves` gives (its
         draws are seeded by the sampler seed), drawn once here and read back by
         :func:`evalbayes.load`. Only where the model ``keeps_curves`` (the Beta-Binomial and
-        the rate grid) and the fit's chains x draws x observed cells lie within
-        :data:`SAVED_CURVES_CELL_DRAWS`; other fits are saved without them (they are drawn
-        when asked: cheaply for a small fit; a leaderboard's would take minutes here, and
-        the 2PL's population quadrature longer than its fit).
+        the rate grid) and the fit is of the sizes where that pays
+        (:data:`SAVED_CURVES_CELL_DRAWS`, :data:`SAVED_CURVES_MAX_ROW_DRAWS`: SWE-bench
+        Verified); other fits are saved without them and they are drawn when asked (cheaply
+        for a small fit; a leaderboard's, HumanEval+'s per-row work and the 2PL's population
+        quadrature would cost the fit more than they save).
 
         The file is built in memory, then written to a temporary file beside ``path`` and
         renamed over it (:func:`evalbayes._core.files.atomic_path`): a full disk, a file-size
@@ -829,10 +851,7 @@ class Posterior(Rendered):
         tree = self.tree.copy()
         if self.is_mcmc:  # read back by load, so that no command computes them again
             tree[CONVERGENCE_GROUP] = xr.DataTree(self._convergence_dataset())
-        sizes = self.posterior.sizes
-        low, high = SAVED_CURVES_CELL_DRAWS
-        cell_draws = sizes["chain"] * sizes["draw"] * int((self.data.n.values > 0).sum())
-        if getattr(self.model, "keeps_curves", False) and low <= cell_draws <= high:
+        if self._keeps_curves():
             tree[SAVED_CURVES_GROUP] = xr.DataTree(self._curves_dataset())
         groups = {name: node.to_dataset() for name, node in tree.children.items()}
         fingerprint = fit_fingerprint(
