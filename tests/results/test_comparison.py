@@ -471,6 +471,8 @@ def test_pair_stats_match_each_ordered_pair_computed_directly(kind):
     draws = xr.DataArray(values, dims=("chain", "draw", "system", "k"),
                          coords={"system": list("abcde"), "k": [1.0, 4.0]})
     got = _pair_stats(draws, 0.05, 0.9, kind)
+    loss = got["expected_loss"].values
+    assert not np.signbit(loss[np.isfinite(loss)]).any()  # 0.0 where B never trails, not -0.0
     flat = values.reshape(600, 5, 2)
     for b in range(5):
         for a in range(5):

@@ -212,24 +212,15 @@ def emit(frame: pd.DataFrame, output: str, path: str | None, title: str | None =
     elif output == "json":
         text = frame.to_json(orient="records", indent=2) + "\n"
     else:
-        import pandas as pd
-
         from evalbayes._core.names import TEXT_LABEL_WIDTH, display_label
 
         # a readable view: long names shortened (kept distinct), control characters escaped
-        # so a name cannot drive the terminal; CSV and JSON keep every name in full
-        # (each distinct name once: a compare table repeats 123 names 15,000 times)
-        frame = frame.copy()
-        shown: dict[str, str] = {}
-        for column in frame.columns:
-            if not pd.api.types.is_numeric_dtype(frame[column]):
-                frame[column] = [
-                    (shown[v] if v in shown
-                     else shown.setdefault(v, display_label(v, TEXT_LABEL_WIDTH)))
-                    if isinstance(v, str) else v
-                    for v in frame[column]
-                ]
-        text = (f"{title}\n" if title else "") + text_table(frame)
+        # so a name cannot drive the terminal (each distinct name once: a compare table
+        # repeats 123 names 15,000 times); CSV and JSON keep every name in full
+        def label(name: str) -> str:
+            return display_label(name, TEXT_LABEL_WIDTH)
+
+        text = (f"{title}\n" if title else "") + text_table(frame, label)
         text += "\n"
         if note:
             text += f"NOTE: {note}\n"

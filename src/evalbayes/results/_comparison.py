@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from evalbayes._core.intervals import credible_interval
+from evalbayes._core.intervals import credible_interval, interval_rows
 from evalbayes._core.names import (
     ESTIMAND_TEXT,
     SAMPLE_DIMS,
@@ -110,19 +110,23 @@ def _pair_stats(
 ) -> xr.Dataset:
     """Statistics of f_B - f_A for every (system B, baseline A, k), one B at a time.
 
-    Memory: one (chain, draw, system, k) difference array at a time, never the
-    (chain, draw, system, system, k) cube.
+    Each k's draws are laid out one system per row, the draws contiguous, and the
+    differences of a row against its baselines ``(baseline, draw)`` are reduced along the
+    draws: every count, sum and selection reads contiguous memory (1.6x less time than
+    reducing a ``(draw, baseline)`` array, 0.49 -> 0.31 s on SWE-bench Verified's 7,503
+    pairs, 4000 draws; ``benchmarks/speed/derived.md``). Memory: one ``(baseline, draw)``
+    difference array per row at a time, never the (system, system, draw) cube.
 
     With equal-tailed intervals each unordered pair is computed once, as B - A for the
     baselines after B, and A - B is read off it: ``A - B = -(B - A)`` draw by draw (IEEE
     negation is exact), so P(A > B) counts the draws with ``B - A < 0``, the tie and ROPE
-    shares and the mean (negated) are the same numbers, and the equal-tailed bounds of
-    ``A - B`` are minus the swapped bounds of ``B - A`` (the quantile at ``1 - q`` of
-    ``-x`` is minus the quantile at ``q`` of ``x``, to rounding: within 1e-14 of computing
-    them anew, and exactly antisymmetric). Half the quantiles, which are most of the time
-    (15,000 pairs x 4000 draws on SWE-bench Verified). Highest-density intervals are
-    computed for every ordered pair (a tie between equally narrow windows may break
-    differently for ``-x``).
+    shares and the mean (negated) are the same numbers, the expected loss of A is
+    ``E[max(B - A, 0)] = E[B - A] + E[max(A - B, 0)]`` and the equal-tailed bounds of
+    ``A - B`` are minus the swapped bounds of ``B - A`` (the quantile at ``1 - q`` of ``-x``
+    is minus the quantile at ``q`` of ``x``, to rounding: within 1e-14 of computing them
+    anew, and exactly antisymmetric). Half the selections, which are most of the time.
+    Highest-density intervals are computed for every ordered pair (a tie between equally
+    narrow windows may break differently for ``-x``).
     """
     values = draws.values
     unit = str(draws.dims[2])
@@ -132,43 +136,48 @@ def _pair_stats(
     out = {name: np.full((n_sys, n_sys, n_k), np.nan) for name in STAT_NAMES}
     mirrored = kind == "eti"
 
-    def system_row(i: int) -> None:
-        """The pairs of system ``i`` as B: its own cells of ``out`` (and, mirrored, the
-        cells of the pairs seen from the baselines after it), no other row's."""
+    def system_row(rows: np.ndarray, i: int, j: int) -> None:
+        """The pairs of system ``i`` as B at the ``j``-th k: its own cells of ``out`` (and,
+        mirrored, the cells of the pairs seen from the baselines after it), no other
+        row's."""
         first = i + 1 if mirrored else 0
         if first >= n_sys:
             return
-        cols = slice(first, None)  # the baselines computed here (axis 2 is the baseline)
-        diff = values[:, :, i : i + 1, :] - values[:, :, cols, :]
-        flat = diff.reshape(m, n_sys - first, n_k)
-        out["p_superior"][i, cols] = np.count_nonzero(flat > 0, axis=0) / m
-        out["p_tie"][i, cols] = np.count_nonzero(flat == 0, axis=0) / m
-        out["diff_mean"][i, cols] = flat.mean(axis=0)
-        out["p_rope"][i, cols] = np.count_nonzero(np.abs(flat) < rope, axis=0) / m
-        out["expected_loss"][i, cols] = np.maximum(-flat, 0.0).mean(axis=0)
-        lower, upper = credible_interval(
-            xr.DataArray(diff, dims=("chain", "draw", "baseline", "k")), ci_prob, kind
-        )
-        out["diff_lower"][i, cols] = lower.transpose("baseline", "k").values
-        out["diff_upper"][i, cols] = upper.transpose("baseline", "k").values
+        cols = slice(first, None)  # the baselines computed here
+        diff = rows[i] - rows[cols]  # (baseline, draw)
+        above = np.count_nonzero(diff > 0, axis=1)
+        tied = np.count_nonzero(diff == 0, axis=1)
+        total = diff.sum(axis=1)
+        shortfall = 0.0 - np.minimum(diff, 0.0).sum(axis=1)  # sum of max(A - B, 0); 0.0, not -0.0
+        inside = np.count_nonzero(np.abs(diff) < rope, axis=1)
+        lower, upper = interval_rows(diff, ci_prob, kind)  # reorders diff: last
+        out["p_superior"][i, cols, j] = above / m
+        out["p_tie"][i, cols, j] = tied / m
+        out["diff_mean"][i, cols, j] = total / m
+        out["p_rope"][i, cols, j] = inside / m
+        out["expected_loss"][i, cols, j] = shortfall / m
+        out["diff_lower"][i, cols, j] = lower
+        out["diff_upper"][i, cols, j] = upper
         if mirrored:  # the pairs (A = i, B after it) as seen from B: A - B = -(B - A)
-            out["p_superior"][cols, i] = np.count_nonzero(flat < 0, axis=0) / m
-            out["p_tie"][cols, i] = out["p_tie"][i, cols]
-            out["diff_mean"][cols, i] = -out["diff_mean"][i, cols]
-            out["p_rope"][cols, i] = out["p_rope"][i, cols]
-            out["expected_loss"][cols, i] = np.maximum(flat, 0.0).mean(axis=0)
-            out["diff_lower"][cols, i] = -out["diff_upper"][i, cols]
-            out["diff_upper"][cols, i] = -out["diff_lower"][i, cols]
+            out["p_superior"][cols, i, j] = (m - above - tied) / m
+            out["p_tie"][cols, i, j] = tied / m
+            out["diff_mean"][cols, i, j] = -total / m
+            out["p_rope"][cols, i, j] = inside / m
+            out["expected_loss"][cols, i, j] = (total + shortfall) / m
+            out["diff_lower"][cols, i, j] = -upper
+            out["diff_upper"][cols, i, j] = -lower
 
     # the rows write disjoint cells and NumPy's selections and ufuncs release the GIL: rows
     # on threads give the same numbers in less time (pairs of many systems only)
     workers = min(os.cpu_count() or 1, 4) if n_sys * m >= _THREADED_CELLS else 1
-    if workers > 1:
-        with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(system_row, range(n_sys)))
-    else:
-        for i in range(n_sys):
-            system_row(i)
+    for j in range(n_k):
+        rows = values[..., j].reshape(m, n_sys).T.copy()  # (system, draw), contiguous
+        if workers > 1:
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(lambda i, rows=rows, j=j: system_row(rows, i, j), range(n_sys)))
+        else:
+            for i in range(n_sys):
+                system_row(rows, i, j)
     own = np.arange(n_sys)
     for name in STAT_NAMES:
         out[name][own, own] = np.nan  # a system against itself
@@ -184,23 +193,41 @@ def _rank_probabilities(values: np.ndarray) -> np.ndarray:
     Tied systems (equal values in one draw) share the ranks they occupy equally: a group of
     ``m`` systems tied behind ``g`` better ones gives each of them mass ``1/m`` on ranks
     ``g + 1, ..., g + m``. Every system's row and every rank's column then sum to 1.
+
+    Each draw's systems are sorted once; a system's ``g`` (how many are better) and ``m``
+    (how many share its value) are read off the runs of equal values in the sorted draw,
+    and the masses of all systems are summed by one weighted ``bincount`` (SWE-bench
+    Verified, 123 systems x 4000 draws: 0.10 -> 0.02 s against comparing every system with
+    every other, the same numbers to the bit: each bin adds its draws in the same order).
     Returns shape ``(system, k, rank)``.
     """
     n_sys, n_k = values.shape[2], values.shape[3]
     flat = values.reshape(-1, n_sys, n_k)
     n_draws = flat.shape[0]
     out = np.zeros((n_sys, n_k, n_sys))
-    for s in range(n_sys):
-        own = flat[:, s : s + 1, :]
-        better = (flat > own).sum(axis=1)  # (draws, k)
-        tied = (flat == own).sum(axis=1)  # includes s itself
-        weight = 1.0 / tied
-        for j in range(n_k):
-            start = np.bincount(better[:, j], weights=weight[:, j], minlength=n_sys + 1)
-            stop = np.bincount(
-                better[:, j] + tied[:, j], weights=weight[:, j], minlength=n_sys + 1
-            )
-            out[s, j] = np.cumsum(start - stop)[:n_sys] / n_draws
+    position = np.arange(n_sys)
+    for j in range(n_k):
+        x = flat[:, :, j]
+        order = np.argsort(x, axis=1, kind="stable")  # ascending, per draw
+        ordered = np.take_along_axis(x, order, axis=1)
+        new = ordered[:, 1:] != ordered[:, :-1]
+        starts = np.ones((n_draws, n_sys), dtype=bool)
+        starts[:, 1:] = new
+        ends = np.ones((n_draws, n_sys), dtype=bool)
+        ends[:, :-1] = new
+        first = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
+        last = np.minimum.accumulate(np.where(ends, position, n_sys)[:, ::-1], axis=1)[:, ::-1]
+        better = np.empty((n_draws, n_sys), dtype=np.intp)
+        tied = np.empty((n_draws, n_sys), dtype=np.intp)
+        np.put_along_axis(better, order, n_sys - 1 - last, axis=1)
+        np.put_along_axis(tied, order, last - first + 1, axis=1)
+        weight = (1.0 / tied).ravel()
+        key = position * (n_sys + 1)  # system s's bins: s (n + 1) + rank - 1
+        size = n_sys * (n_sys + 1)
+        start = np.bincount((key + better).ravel(), weights=weight, minlength=size)
+        stop = np.bincount((key + better + tied).ravel(), weights=weight, minlength=size)
+        mass = np.cumsum((start - stop).reshape(n_sys, n_sys + 1), axis=1)
+        out[:, j] = mass[:, :n_sys] / n_draws
     return out
 
 
