@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -528,6 +529,7 @@ class Comparison(Rendered):
         variational fits.
         """
         kind_text = "equal-tailed" if self.kind == "eti" else "highest-density"
+        systems = self.systems
         lines = []
         if self.approximate:
             lines.append("APPROXIMATE (variational fit): intervals and probabilities are "
@@ -539,15 +541,15 @@ class Comparison(Rendered):
         if self.label:
             lines.append(f"fit: {self.label}")
         if self.posterior is not None and self.unit_dim == "system":
-            lines += shared_task_note(self.posterior, self.systems, self.estimand)
+            lines += shared_task_note(self.posterior, systems, self.estimand)
         lines.append(
-            f"{len(self.systems)} "
+            f"{len(systems)} "
             f"{'systems' if self.unit_dim == 'system' else 'levels of ' + self.unit_dim}; "
             f"ROPE |B - A| < {self.rope:g}; "
             f"{self.ci_prob:.0%} {kind_text} intervals; "
             f"{self.draws.sizes['chain'] * self.draws.sizes['draw']} draws"
         )
-        width = max(len(s) for s in self.systems)
+        width = max(len(s) for s in systems)
         p_best = self.p_best()
         for kk in self.draws["k"].values:
             lines.append("")
@@ -556,30 +558,30 @@ class Comparison(Rendered):
                 f"  {'B':<{width}}  {'A':<{width}}  P(B>A)    B - A  "
                 f"{f'[{self.ci_prob:.0%} interval]':<16}  P(ROPE)  E[loss of B]"
             )
-            stats = self.stats.sel(k=kk)
+            stat = {name: self.stats[name].sel(k=kk).values for name in STAT_NAMES}
             means = self.draws.sel(k=kk).mean(SAMPLE_DIMS).values
-            pairs = []
-            for i in range(len(self.systems)):
-                for j in range(i + 1, len(self.systems)):
-                    b, a = (i, j) if means[i] >= means[j] else (j, i)
-                    pairs.append((b, a))
-            for b, a in pairs[:max_pairs]:
-                row = stats.isel({self.unit_dim: b, "baseline": a})
+            n_pairs = len(systems) * (len(systems) - 1) // 2
+            pairs = (
+                (i, j) if means[i] >= means[j] else (j, i)
+                for i in range(len(systems)) for j in range(i + 1, len(systems))
+            )
+            for b, a in islice(pairs, max_pairs):
+                row = {name: float(values[b, a]) for name, values in stat.items()}
                 lines.append(
-                    f"  {self.systems[b]:<{width}}  {self.systems[a]:<{width}}  "
-                    f"{float(row['p_superior']):6.3f}  {float(row['diff_mean']):+7.3f}  "
-                    f"[{float(row['diff_lower']):+.3f}, {float(row['diff_upper']):+.3f}]  "
-                    f"{float(row['p_rope']):7.3f}  {float(row['expected_loss']):12.4f}"
+                    f"  {systems[b]:<{width}}  {systems[a]:<{width}}  "
+                    f"{row['p_superior']:6.3f}  {row['diff_mean']:+7.3f}  "
+                    f"[{row['diff_lower']:+.3f}, {row['diff_upper']:+.3f}]  "
+                    f"{row['p_rope']:7.3f}  {row['expected_loss']:12.4f}"
                 )
-                if float(row["p_tie"]) > 0:
-                    lines[-1] += f"  (ties in {float(row['p_tie']):.1%} of draws)"
-            if len(pairs) > max_pairs:
-                lines.append(f"  ... {len(pairs) - max_pairs} more pairs: see to_frame()")
+                if row["p_tie"] > 0:
+                    lines[-1] += f"  (ties in {row['p_tie']:.1%} of draws)"
+            if n_pairs > max_pairs:
+                lines.append(f"  ... {n_pairs - max_pairs} more pairs: see to_frame()")
             best = p_best.sel(k=kk)
             order = np.argsort(-best.values, kind="stable")
             lines.append(
                 "  P(best): "
-                + ", ".join(f"{self.systems[s]} {best.values[s]:.3f}" for s in order)
+                + ", ".join(f"{systems[s]} {best.values[s]:.3f}" for s in order)
             )
         return "\n".join(lines)
 
