@@ -18,6 +18,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,7 +29,8 @@ parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
 parser.add_argument("--reps", type=int, default=3)
 parser.add_argument("groups", nargs="*", default=["fits", "read"],
                     help="fits (TinyAgent, Terminal-Bench, SWE-bench), he (HumanEval+), "
-                    "read (summary, compare, report)")
+                    "read (summary, compare, report), entry (--help, crosscheck, a cold "
+                    "TinyAgent fit: an empty numba cache)")
 options = parser.parse_args()
 PY = sys.executable
 TREES = {"base": options.base_src, "new": str(ROOT / "src")}
@@ -39,9 +41,9 @@ os.makedirs(OUT, exist_ok=True)
 env0 = dict(os.environ, MPLBACKEND="Agg")
 
 
-def run(tree: str, args: list[str]) -> tuple[float, float]:
+def run(tree: str, args: list[str], **extra_env: str) -> tuple[float, float]:
     """One command in a fresh process: wall seconds and the child's CPU seconds."""
-    env = dict(env0, PYTHONPATH=TREES[tree])
+    env = dict(env0, PYTHONPATH=TREES[tree], **extra_env)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([PY, "-m", "evalbayes", *args], env=env, capture_output=True,
@@ -54,12 +56,13 @@ def run(tree: str, args: list[str]) -> tuple[float, float]:
     return wall, cpu
 
 
-def bench(label: str, args_of, reps: int = REPS) -> dict[str, tuple[float, ...]]:
-    """``reps`` alternating runs per tree: median wall, median CPU, min and max wall."""
+def bench(label: str, args_of, reps: int = REPS, env_of=None) -> dict[str, tuple[float, ...]]:
+    """``reps`` alternating runs per tree: median wall, median CPU, min and max wall
+    (``env_of(tree)``: extra environment variables of each run)."""
     runs: dict[str, list[tuple[float, float]]] = {t: [] for t in TREES}
     for _ in range(reps):
         for tree in TREES:
-            runs[tree].append(run(tree, args_of(tree)))
+            runs[tree].append(run(tree, args_of(tree), **(env_of(tree) if env_of else {})))
     med = {t: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v),
                min(w for w, _ in v), max(w for w, _ in v)) for t, v in runs.items()}
     b, n = med["base"], med["new"]
@@ -103,3 +106,9 @@ if "read" in options.groups:
     for m in ("bb", "rg"):
         bench(f"report TB {m}", lambda t, m=m: ["report", f"{OUT}/{t}_tb_{m}.nc", "-o",
                                                 f"{OUT}/{t}_tb_{m}.html"])
+if "entry" in options.groups:
+    bench("--help", lambda t: ["--help"])
+    bench("crosscheck TinyAgent", lambda t: ["crosscheck", "dataset:tinyagent"])
+    bench("fit TinyAgent default, cold numba cache",
+          lambda t: ["fit", "dataset:tinyagent", "-o", f"{OUT}/cold_{t}.nc"],
+          env_of=lambda t: {"NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="numba-cold-")})
