@@ -90,6 +90,7 @@ if "fits" in options.groups:
     for tree in TREES:  # warm the numba caches of both trees
         run(tree, ["fit", "dataset:tinyagent", "-o", f"{OUT}/warm_{tree}.nc"])
     bench("fit TinyAgent default", fit(["dataset:tinyagent"], "ta_rg"))
+    bench("fit TinyAgent beta-binomial", fit(["dataset:tinyagent"], "ta_bb", "beta-binomial"))
     bench("fit Terminal-Bench default", fit(TB, "tb_rg"))
     bench("fit Terminal-Bench beta-binomial", fit(TB, "tb_bb", "beta-binomial"))
     bench("fit SWE-bench Verified default", fit(SWE, "swe_rg"), reps=2)
