@@ -140,7 +140,8 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[str, xr.Dataset]]:
         tree = xr.open_datatree(path, engine="h5netcdf").load()
     except Exception as err:  # h5py/netCDF raise many types for a foreign file
         raise ValueError(f"{path}: not a NetCDF file written by evalbayes ({err})") from err
-    return dict(tree.attrs), {name: node.to_dataset() for name, node in tree.children.items()}
+    attrs = {str(key): value for key, value in tree.attrs.items()}
+    return attrs, {name: node.to_dataset() for name, node in tree.children.items()}
 
 
 def load(path: str | Path) -> Posterior | ScorePosterior:

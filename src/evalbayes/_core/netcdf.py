@@ -103,11 +103,12 @@ def _group(group: Any, h5py: Any, source: str) -> xr.Dataset | None:
             # and a copy, 0.1 s for the rate grid's 51 MB of draws) changes nothing
             encoding["_FillValue"] = attrs.pop("_FillValue")
         variables[name] = xr.Variable(dims, np.asarray(values), attrs, encoding)
-    decoded, attrs, coord_names = decode_cf_variables(variables, _attributes(group.attrs,
-                                                                              h5py))
+    decoded, group_attrs, coord_names = decode_cf_variables(
+        variables, _attributes(group.attrs, h5py)
+    )
     coords = {n: v for n, v in decoded.items() if n in coord_names or v.dims == (n,)}
     data = {n: v for n, v in decoded.items() if n not in coords}
-    return xr.Dataset(data, coords=coords, attrs=attrs)
+    return xr.Dataset(data, coords=coords, attrs=group_attrs)
 
 
 def read_groups(
