@@ -113,6 +113,7 @@ def test_a_fit_outside_the_sizes_is_saved_without_them(tmp_path, small_data, mon
     monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", limits)
     if outside == "rows":
         monkeypatch.setattr(_posterior, "SAVED_CURVES_MAX_ROW_DRAWS", draws * rows - 1)
+    assert not fit.saves_curves()
     path = fit.save(tmp_path / "big.nc")
     assert "curves" not in xr.open_datatree(path, engine="h5netcdf").children
     restored = evalbayes.load(path)
@@ -121,4 +122,30 @@ def test_a_fit_outside_the_sizes_is_saved_without_them(tmp_path, small_data, mon
                                   fit.curves(METRICS, 1, estimand="tasks")["pass@k"].values)
     monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", (cell_draws, cell_draws))
     monkeypatch.setattr(_posterior, "SAVED_CURVES_MAX_ROW_DRAWS", draws * rows)
+    assert fit.saves_curves()
     assert "curves" in xr.open_datatree(fit.save(tmp_path / "at.nc"), engine="h5netcdf").children
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_the_fit_command_says_whether_the_file_holds_them(tmp_path, small_data, monkeypatch,
+                                                          capsys, keep):
+    """`evalbayes fit` names the pass@1 / pass^1 draws in its `wrote` line only when the
+    file holds them (an IRT fit, or one outside the sizes, is written without them)."""
+    import pandas as pd
+
+    from evalbayes.cli import main
+    from evalbayes.results import _posterior
+
+    table = tmp_path / "counts.csv"
+    pd.DataFrame([(s, t, int(small_data.n.values[i, j]), int(small_data.c.values[i, j]))
+                  for i, s in enumerate(small_data.systems)
+                  for j, t in enumerate(small_data.tasks)],
+                 columns=["system", "task", "n", "c"]).to_csv(table, index=False)
+    monkeypatch.setattr(_posterior, "SAVED_CURVES_CELL_DRAWS", (0, 1e12 if keep else 0))
+    monkeypatch.setattr(_posterior, "SAVED_CURVES_MAX_ROW_DRAWS", 1e12)
+    out = tmp_path / "fit.nc"
+    assert main(["fit", str(table), "--model", "beta-binomial", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"wrote {out} (" in err
+    assert ("pass@1 and pass^1 draws" in err) is keep
+    assert ("curves" in xr.open_datatree(out, engine="h5netcdf").children) is keep

@@ -130,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
         posterior = model.fit(data, **options, progressbar=not args.quiet, check=False,
                               client=args.scheduler, n_workers=args.workers)
     saving = time.perf_counter()
-    posterior.save(path)  # with the k = 1 curve draws that summary and compare read back
-    warn(f"wrote {path} ({time.perf_counter() - saving:.1f} s with the pass@1 and pass^1 "
-         "draws that summary and compare read)")
+    posterior.save(path)  # with the k = 1 curve draws where it pays (saves_curves)
+    what = (" with the pass@1 and pass^1 draws that summary and compare read"
+            if posterior.saves_curves() else "")
+    warn(f"wrote {path} ({time.perf_counter() - saving:.1f} s{what})")
     return check_fit(posterior, args.strict, quiet_pass=False)

@@ -676,9 +676,10 @@ class Posterior(Rendered):
                 out[f"curve_{len(out)}"] = draws.rename(None)
         return xr.Dataset(out)
 
-    def _keeps_curves(self) -> bool:
-        """Whether :meth:`save` stores the curve draws: the model ``keeps_curves`` and the fit
-        is of the sizes where that pays (:data:`SAVED_CURVES_CELL_DRAWS`,
+    def saves_curves(self) -> bool:
+        """Whether :meth:`save` stores the pass@1 and pass^1 draws (the ``curves`` group that
+        ``summary`` and ``compare`` read back): the model ``keeps_curves`` and the fit is of
+        the sizes where that pays (:data:`SAVED_CURVES_CELL_DRAWS`,
         :data:`SAVED_CURVES_MAX_ROW_DRAWS`)."""
         if not getattr(self.model, "keeps_curves", False):
             return False
@@ -851,7 +852,7 @@ class Posterior(Rendered):
         tree = self.tree.copy()
         if self.is_mcmc:  # read back by load, so that no command computes them again
             tree[CONVERGENCE_GROUP] = xr.DataTree(self._convergence_dataset())
-        if self._keeps_curves():
+        if self.saves_curves():
             tree[SAVED_CURVES_GROUP] = xr.DataTree(self._curves_dataset())
         groups = {name: node.to_dataset() for name, node in tree.children.items()}
         fingerprint = fit_fingerprint(
