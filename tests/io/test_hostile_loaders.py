@@ -139,3 +139,35 @@ def test_library_readers_refuse_a_fifo(tmp_path):
                  lambda: read_meta(fifo)):
         with pytest.raises(ValueError, match="named pipe"):
             call()
+
+
+def test_a_json_lines_object_broken_over_two_lines_is_refused(tmp_path):
+    """JSON Lines is one value per line. pyarrow's reader takes values separated by any
+    whitespace, so ``"n": 10000<newline>, "c": 0}`` was read as one row (found by the long
+    fuzz run); now it is refused, naming the line and the column on it."""
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"system": "a", "task": "t1", "n": 10000\n, "c": 0}\n'
+                    '{"system": "a", "task": "t2", "n": 1, "c": 0}\n')
+    with pytest.raises(ValueError, match=r"line 1: not valid JSON .* at column 41"):
+        io.read(path, format="counts")
+    path.write_text('{"system": "a", "task": "t1", "n": 10000, "c": 0}\n\n  \r\n'
+                    '{"system": "a", "task": "t2", "n": 1, "c": 0}')  # blank lines, no end
+    assert io.read(path, format="counts").n.values.tolist() == [[10000, 1]]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_line_profile_counts_lines_with_content_across_chunks(tmp_path, seed):
+    """_line_profile's count of lines holding anything but JSON whitespace, and its deepest
+    line, against a plain split of the bytes; chunks of 1-7 bytes, so that lines and runs of
+    whitespace straddle them."""
+    from evalbayes.io._tables import _line_profile
+
+    rng = np.random.default_rng(seed)
+    raw = bytes(rng.choice(list(b" \t\r\n\n\n{[x"), size=int(rng.integers(0, 200))))
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(raw)
+    lines = raw.split(b"\n")
+    expected = (max((line.count(b"{") + line.count(b"[") for line in lines), default=0),
+                sum(1 for line in lines if line.strip(b" \t\r\n")))
+    for chunk in (1, 2, 3, 7, 1 << 23):
+        assert _line_profile(path, chunk=chunk) == expected, chunk

@@ -119,7 +119,7 @@ def read_jsonl(path: str | Path, *, objects: bool = True) -> list[tuple[int, Any
         if not line.strip():
             continue
         try:
-            value = loads(line)
+            value = loads(line.rstrip("\r\n"))  # without its line end: the column is on it
         except json.JSONDecodeError as err:
             raise LogError(
                 path,
