@@ -297,15 +297,17 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
 _ARROW_DEPTH = 1000
 
 
-#: JSON's whitespace (RFC 8259, section 2): space, tab, line feed, carriage return.
-_JSON_SPACE = np.array([0x20, 0x09, 0x0A, 0x0D], dtype=np.uint8)
+#: JSON's whitespace (RFC 8259, section 2) by byte value: space, tab, line feed, carriage
+#: return.
+_JSON_SPACE = np.zeros(256, dtype=bool)
+_JSON_SPACE[[0x20, 0x09, 0x0A, 0x0D]] = True
 
 
 def _line_profile(path: Path, chunk: int = 1 << 23) -> tuple[int, int]:
     """The largest number of ``[`` and ``{`` on one line of the file (an upper bound of its
     nesting depth: brackets inside strings are counted too, so it never underestimates), and
     how many lines hold anything but JSON whitespace. Read in 8 MiB chunks with NumPy (about
-    0.1 s per 100 MB)."""
+    0.2 s per 100 MB)."""
     opener = gzip.open if path.name.lower().endswith(".gz") else open
     worst = carry = 0
     lines, pending = 0, False  # lines with content so far; the open line has content
@@ -313,21 +315,36 @@ def _line_profile(path: Path, chunk: int = 1 << 23) -> tuple[int, int]:
         while block := fh.read(chunk):
             b = np.frombuffer(block, np.uint8)
             opens = np.cumsum((b == 0x5B) | (b == 0x7B), dtype=np.int64)
-            filled = np.cumsum(~np.isin(b, _JSON_SPACE), dtype=np.int64)
             newlines = np.flatnonzero(b == 0x0A)
             if newlines.size == 0:
                 carry += int(opens[-1])
                 worst = max(worst, carry)
-                pending = pending or bool(filled[-1])
+                pending = pending or not _JSON_SPACE[b].all()
                 continue
             at = opens[newlines]
             worst = max(worst, carry + int(at[0]), int(np.diff(at).max(initial=0)))
             carry = int(opens[-1] - at[-1])
             worst = max(worst, carry)
-            ends = filled[newlines]
-            lines += int(pending or ends[0] > 0) + int(np.count_nonzero(np.diff(ends)))
-            pending = bool(filled[-1] - ends[-1])
+            lines += _filled_lines(b, newlines, pending)
+            tail = b[newlines[-1] + 1 :]
+            pending = not _JSON_SPACE[tail].all()
     return worst, lines + int(pending)
+
+
+def _filled_lines(b: np.ndarray, newlines: np.ndarray, pending: bool) -> int:
+    """How many of the lines ending at ``newlines`` in ``b`` hold anything but JSON whitespace
+    (``pending``: the first one's part before ``b`` does). A line whose last byte before its
+    line end is not whitespace holds something (nearly every line of a table, found without a
+    pass over the bytes); only the others (blank lines, trailing spaces) are looked at whole."""
+    starts = np.concatenate(([0], newlines[:-1] + 1))
+    last = newlines - 1
+    last = np.where((last >= starts) & (b[np.maximum(last, 0)] == 0x0D), last - 1, last)
+    sure = (last >= starts) & ~_JSON_SPACE[b[np.maximum(last, 0)]]
+    count = int(np.count_nonzero(sure))
+    for i in np.flatnonzero(~sure).tolist():
+        if (i == 0 and pending) or not _JSON_SPACE[b[starts[i] : newlines[i]]].all():
+            count += 1
+    return count
 
 
 def _exact(frame: pd.DataFrame) -> bool:
