@@ -257,11 +257,11 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
         import pyarrow.json as pj
     except ImportError:  # pragma: no cover - pyarrow is a dependency of the test extra
         pa = None
-    depth, lines = _line_profile(path) if pa is not None else (0, 0)
+    depth, filled = _line_profile(path) if pa is not None else (0, 0)
     if pa is not None and depth <= _ARROW_DEPTH:
         try:
             table = pj.read_json(path)
-            if table.num_rows != lines:  # pyarrow reads values split over lines: refused
+            if table.num_rows != filled:  # pyarrow reads values split over lines: refused
                 raise ValueError("not one JSON value per line")
             dated = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
             if dated:
