@@ -10,7 +10,7 @@ import xarray as xr
 
 from evalbayes._core.names import SAMPLE_DIMS, IntervalKind, check_ci_prob, check_interval_kind
 
-__all__ = ["credible_interval", "equal_tailed", "interval_rows"]
+__all__ = ["credible_interval", "interval_rows"]
 
 
 def _lerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
@@ -61,16 +61,6 @@ def interval_rows(
     low = _lerp(rows[:, : lo + 1].max(axis=-1), rows[:, lo + 1], float(gamma[0]))
     high = _lerp(rows[:, hi], rows[:, hi + 1 :].min(axis=-1), float(gamma[1]))
     return low, high
-
-
-def equal_tailed(values: np.ndarray, ci_prob: float) -> tuple[np.ndarray, np.ndarray]:
-    """``np.quantile(values, [(1 - ci_prob) / 2, (1 + ci_prob) / 2], axis=0)``, the same
-    numbers (:func:`interval_rows` on a draws-last copy: contiguous rows). Finite draws
-    only; tested against ``np.quantile``."""
-    m = values.shape[0]
-    rows = values.reshape(m, -1).T.copy()  # (columns, draws), a copy to reorder
-    low, high = interval_rows(rows, ci_prob, "eti")
-    return low.reshape(values.shape[1:]), high.reshape(values.shape[1:])
 
 
 def credible_interval(

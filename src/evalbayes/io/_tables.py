@@ -307,7 +307,7 @@ def _line_profile(path: Path, chunk: int = 1 << 23) -> tuple[int, int]:
     """The largest number of ``[`` and ``{`` on one line of the file (an upper bound of its
     nesting depth: brackets inside strings are counted too, so it never underestimates), and
     how many lines hold anything but JSON whitespace. Read in 8 MiB chunks with NumPy (about
-    0.2 s per 100 MB)."""
+    0.4 s per 100 MB, warm: 0.21 s for a 52 MB file of a million rows)."""
     opener = gzip.open if path.name.lower().endswith(".gz") else open
     worst = carry = 0
     lines, pending = 0, False  # lines with content so far; the open line has content
